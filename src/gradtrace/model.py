@@ -1,0 +1,328 @@
+"""The trace model: plain, frozen snapshots of a traced program.
+
+Place in the pipeline: tracer -> **model** -> explain -> render -> notebook/cli.
+
+Everything here is plain data (strings, numbers, tuples): no torch objects, so a
+:class:`Trace` can be saved as JSON, compared and rendered with torch absent.
+Ids are assigned in creation order by the tracer: ``t1, t2, ...`` for tensor
+objects and ``n1, n2, ...`` for backward nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Union
+
+SCHEMA_VERSION = 1
+
+#: States of a value saved by a backward node.
+ALIVE, FREED, STALE = "alive", "freed", "stale"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A tensor's values in a form that prints and serialises.
+
+    ``values`` holds every element (nested lists of Python numbers, or a single
+    number for a 0-d tensor) when the tensor has at most 16 elements; otherwise
+    it is ``None`` and ``stats`` holds ``(min, mean, max)`` when they could be
+    computed. ``text`` is the short form shown in pictures.
+    """
+
+    text: str
+    values: Any = None
+    stats: tuple[float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor object as it is at one step."""
+
+    id: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    version: int
+    grad_fn: str | None
+    base: str | None
+    value: Summary
+    grad: Summary | None
+    is_param: bool = False
+
+    @property
+    def kind(self) -> str:
+        """``leaf`` (requires grad, no grad_fn), ``nonleaf``, ``retained`` or ``const``."""
+        if not self.requires_grad:
+            return "const"
+        if self.is_leaf:
+            return "leaf"
+        return "retained" if self.retains_grad else "nonleaf"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An input of a backward node: the node it feeds, and which of its outputs."""
+
+    node: str
+    output_nr: int
+
+
+@dataclass(frozen=True)
+class SavedValue:
+    """A value a backward node saved during the forward pass.
+
+    ``tensor`` names the tensor object it refers to (when it is a tensor the
+    trace knows), ``value`` summarises it; ``state`` is ``alive``, ``freed``
+    (released by a ``backward()`` without ``retain_graph``) or ``stale``
+    (changed in place since it was saved: ``saved_version`` differs from
+    ``version``).
+    """
+
+    name: str
+    tensor: str | None
+    value: Summary | None
+    state: str = ALIVE
+    saved_version: int | None = None
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """One backward node (an entry of the ``grad_fn`` chain) at one step."""
+
+    id: str
+    name: str
+    inputs: tuple[Edge | None, ...]
+    attrs: tuple[tuple[str, str], ...] = ()
+    saved: tuple[SavedValue, ...] = ()
+    variable: str | None = None
+    output: str | None = None
+    value: Summary | None = None
+
+    @property
+    def is_accumulate(self) -> bool:
+        return self.variable is not None
+
+
+# --------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True)
+class Create:
+    """New tensor objects and backward nodes made by the step."""
+
+    tensors: tuple[str, ...]
+    nodes: tuple[str, ...]
+    kind: str = field(default="create", init=False)
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A name that did not name a tensor before now names one."""
+
+    name: str
+    new: str
+    kind: str = field(default="bind", init=False)
+
+
+@dataclass(frozen=True)
+class Rebind:
+    """A name moved from tensor ``old`` to tensor ``new``; ``old`` is unchanged.
+
+    ``held_by`` says what still holds ``old``: other names, and the nodes that
+    saved it or accumulate into it. Empty means the object is gone.
+    """
+
+    name: str
+    old: str
+    new: str
+    held_by_names: tuple[str, ...]
+    held_by_nodes: tuple[str, ...]
+    kind: str = field(default="rebind", init=False)
+
+
+@dataclass(frozen=True)
+class Unbind:
+    """A name that named a tensor was deleted (``del``) or stopped naming one."""
+
+    name: str
+    old: str
+    held_by_names: tuple[str, ...]
+    held_by_nodes: tuple[str, ...]
+    kind: str = field(default="unbind", init=False)
+
+
+@dataclass(frozen=True)
+class Mutate:
+    """A tensor changed in place: the same object, a new version.
+
+    ``stale`` lists ``(node, saved name)`` pairs whose saved value the change
+    made stale. ``via`` names the view through which a base changed, if any.
+    """
+
+    tensor: str
+    version_before: int
+    version_after: int
+    grad_fn_before: str | None
+    grad_fn_after: str | None
+    stale: tuple[tuple[str, str], ...] = ()
+    via: str | None = None
+    op: str = ""
+    kind: str = field(default="mutate", init=False)
+
+
+@dataclass(frozen=True)
+class GradChange:
+    """How one tensor's ``.grad`` changed."""
+
+    tensor: str
+    before: Summary | None
+    after: Summary | None
+
+
+@dataclass(frozen=True)
+class Backward:
+    """A ``backward()`` (or ``torch.autograd.grad``) call and what it changed."""
+
+    root: str | None
+    gradient: Summary | None
+    retain_graph: bool
+    grads: tuple[GradChange, ...]
+    freed: tuple[tuple[str, str], ...]
+    call: str = "backward"
+    kind: str = field(default="backward", init=False)
+
+
+@dataclass(frozen=True)
+class Grad:
+    """``.grad`` changed without a backward pass (assignment, ``zero_()``, ``None``)."""
+
+    change: GradChange
+    kind: str = field(default="grad", init=False)
+
+
+@dataclass(frozen=True)
+class Untracked:
+    """A tensor made outside the graph: under ``no_grad``/``inference_mode`` or by ``detach()``."""
+
+    tensor: str
+    reason: str
+    shares_with: str | None = None
+    kind: str = field(default="untracked", init=False)
+
+
+@dataclass(frozen=True)
+class Error:
+    """The learner's code raised."""
+
+    type: str
+    message: str
+    lineno: int | None
+    kind: str = field(default="error", init=False)
+
+
+Event = Union[Create, Bind, Rebind, Unbind, Mutate, Backward, Grad, Untracked, Error]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A ``backward()`` that will fail, said before it runs."""
+
+    root: str
+    node: str
+    saved: str
+    tensor: str | None
+    saved_version: int
+    version: int
+    message: str
+
+
+# ---------------------------------------------------------------------- steps
+
+
+@dataclass(frozen=True)
+class Step:
+    """The state right after one executed statement.
+
+    ``bindings`` maps each Python name that refers to a tensor to that tensor's
+    id (in order of appearance); names local to a traced function are written
+    ``func().name``, tensors inside containers ``xs[0]``, ``d['w']`` and module
+    parameters ``model.fc.weight``. ``tensors`` and ``nodes`` hold every object
+    that is alive and reachable from a name at this step.
+    """
+
+    index: int
+    lineno: int
+    code: str
+    frame: str
+    bindings: Mapping[str, str]
+    tensors: Mapping[str, TensorInfo]
+    nodes: Mapping[str, NodeInfo]
+    events: tuple[Event, ...] = ()
+    predictions: tuple[Prediction, ...] = ()
+
+    def names_of(self, tensor_id: str) -> list[str]:
+        """The names that refer to ``tensor_id`` at this step."""
+        return [n for n, t in self.bindings.items() if t == tensor_id]
+
+    def events_of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+    def __str__(self) -> str:
+        from .render.text import step_text
+
+        return step_text(self)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every recorded step of one traced program, plus how it ended."""
+
+    source: str
+    filename: str
+    steps: tuple[Step, ...]
+    error: Error | None = None
+    steps_unrecorded: int = 0
+    max_steps: int = 1000
+    final: Step | None = None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def __getitem__(self, i: int) -> Step:
+        return self.steps[i]
+
+    @property
+    def last(self) -> Step | None:
+        """The final state: after the last statement, recorded or not."""
+        if self.final is not None:
+            return self.final
+        return self.steps[-1] if self.steps else None
+
+    def events(self, kind: str | None = None) -> list[tuple[int, Event]]:
+        """All ``(step index, event)`` pairs, optionally of one kind."""
+        return [(s.index, e) for s in self.steps for e in s.events if kind is None or e.kind == kind]
+
+    def grad(self, name: str) -> Any:
+        """The final ``.grad`` values of the tensor ``name`` names (nested lists)."""
+        step = self.last
+        if step is None or name not in step.bindings:
+            raise KeyError(f"no tensor named {name!r} at the end of the trace")
+        info = step.tensors[step.bindings[name]]
+        return None if info.grad is None else info.grad.values
+
+    def to_text(self) -> str:
+        from .render.text import trace_text
+
+        return trace_text(self)
+
+    def to_json(self) -> str:
+        from .render.json import trace_json
+
+        return trace_json(self)
