@@ -1,0 +1,145 @@
+"""The plain-text twin of the picture: one step, or a whole trace, as text.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+Deterministic (ids and bindings in the model's order, nothing from ``id()``), so
+tests compare it exactly against golden files. It reads as::
+
+    step 2, line 2: x2 = x ** 2
+    names
+      x  -> t1
+      x2 -> t2
+    tensors
+      t1  leaf     float32 ()  v0  grad_fn None  value 42.  grad -
+      t2  nonleaf  float32 ()  v0  grad_fn n1    value 1764.  grad -
+    nodes
+      n1  PowBackward0  inputs n2[0]  attrs exponent=2
+          saved self: t1 = 42. (alive)
+      n2  AccumulateGrad  variable t1
+    events
+      - new tensor t2 (nonleaf); new node n1 (PowBackward0), n2 (AccumulateGrad)
+      - x2 now names t2 (nonleaf)
+"""
+
+from __future__ import annotations
+
+from ..model import ALIVE, FREED, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
+from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
+
+__all__ = ["step_text", "trace_text"]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    """Rows of cells, columns padded to their widest cell (the last column is not padded)."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(widths[i]) if i < len(row) - 1 else c for i, c in enumerate(row)]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def _tensor_row(t: TensorInfo) -> list[str]:
+    extras = []
+    if t.device != "cpu":
+        extras.append(f"device {clean(t.device)}")
+    if t.base is not None:
+        extras.append(f"view of {t.base}")
+    if t.is_param:
+        extras.append("parameter")
+    tail = f"value {summary_text(t.value)}  grad {summary_text(t.grad)}"
+    if extras:
+        tail += "  " + "  ".join(extras)
+    return [
+        t.id,
+        t.kind,
+        clean(t.dtype),
+        shape_text(t.shape),
+        f"v{t.version}",
+        f"grad_fn {t.grad_fn or 'None'}",
+        tail,
+    ]
+
+
+def _edge_text(edge: Edge | None) -> str:
+    return "None" if edge is None else f"{edge.node}[{edge.output_nr}]"
+
+
+def saved_state_text(s: SavedValue) -> str:
+    """``alive``, ``freed``, or ``stale: saved at version 0, now 1``."""
+    if s.state == ALIVE or s.state == FREED:
+        return s.state
+    return f"stale: saved at version {s.saved_version}, now {s.version}"
+
+
+def _saved_line(s: SavedValue) -> str:
+    target = f"{s.tensor} = " if s.tensor else ""
+    value = summary_text(s.value) if s.value is not None or not s.tensor else "?"
+    return f"      saved {clean(s.name)}: {target}{value} ({saved_state_text(s)})"
+
+
+def _node_lines(n: NodeInfo) -> list[str]:
+    parts = [n.id, op_name(n.name)]
+    if n.inputs:
+        parts.append("inputs " + ", ".join(_edge_text(e) for e in n.inputs))
+    if n.attrs:
+        parts.append("attrs " + ", ".join(f"{clean(k)}={clean(v)}" for k, v in n.attrs))
+    if n.variable is not None:
+        parts.append(f"variable {n.variable}")
+    return ["  " + "  ".join(parts)] + [_saved_line(s) for s in n.saved]
+
+
+def _names_lines(step: Step) -> list[str]:
+    width = max((len(clean(n)) for n in step.bindings), default=0)
+    return [f"  {clean(n).ljust(width)} -> {t}" for n, t in step.bindings.items()]
+
+
+def step_text(step: Step) -> str:
+    """One step as text: its code, names, tensors, nodes, events and predictions."""
+    frame = "" if step.frame in ("", "<module>") else f" in {clean(step.frame)}"
+    lines = [f"step {step.index}, line {step.lineno}{frame}: {clean(step.code)}"]
+    lines += ["names"] + (_names_lines(step) or ["  (none)"])
+    lines += ["tensors"] + (_table([_tensor_row(t) for t in step.tensors.values()]) or ["  (none)"])
+    lines.append("nodes")
+    for node in step.nodes.values():
+        lines += _node_lines(node)
+    if not step.nodes:
+        lines.append("  (none)")
+    if step.events:
+        lines += ["events"] + [f"  - {event_words(step, e)}" for e in step.events]
+    if step.predictions:
+        lines += ["predictions"] + [f"  - {prediction_words(step, p)}" for p in step.predictions]
+    return "\n".join(lines) + "\n"
+
+
+def _final_grads(trace: Trace) -> list[str]:
+    last = trace.last
+    if last is None:
+        return []
+    lines = []
+    for name, tid in last.bindings.items():
+        info = last.tensors.get(tid)
+        if info is not None and info.grad is not None:
+            lines.append(f"  {clean(name)}.grad = {summary_text(info.grad)}")
+    return ["final grads"] + lines if lines else []
+
+
+def trace_text(trace: Trace) -> str:
+    """Every step of ``trace`` as text, then how the program ended."""
+    plural = "" if len(trace.steps) == 1 else "s"
+    parts = [f"trace of {clean(trace.filename)}: {len(trace.steps)} step{plural}\n"]
+    parts += [step_text(s) for s in trace.steps]
+    tail = _final_grads(trace)
+    if trace.steps_unrecorded:
+        tail.append(
+            f"{trace.steps_unrecorded} more steps ran but were not recorded (max_steps={trace.max_steps})"
+        )
+    if trace.error is not None:
+        e = trace.error
+        where = f" at line {e.lineno}" if e.lineno is not None else ""
+        tail.append(f"stopped by {clean(e.type)}{where}: {clean(e.message)}")
+    if tail:
+        parts.append("\n".join(tail) + "\n")
+    return "\n".join(parts)

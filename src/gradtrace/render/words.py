@@ -1,0 +1,199 @@
+"""Words shared by every renderer: how ids, shapes and events read in English.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+Pure functions of model objects. Everything learner-provided (names, code, reprs,
+op names) goes through :func:`clean` first, so a control character can never
+break a line, a table row or a terminal.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ..model import (
+    Backward,
+    Bind,
+    Create,
+    Error,
+    Event,
+    Grad,
+    GradChange,
+    Mutate,
+    Prediction,
+    Rebind,
+    Step,
+    Summary,
+    Unbind,
+    Untracked,
+)
+
+__all__ = [
+    "clean",
+    "op_name",
+    "shape_text",
+    "summary_text",
+    "node_ref",
+    "tensor_ref",
+    "event_words",
+    "prediction_words",
+]
+
+_ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def clean(text: object, limit: int | None = None) -> str:
+    """``text`` on one line: control/format characters shown as ``\\xNN``/``\\uNNNN``.
+
+    With ``limit``, longer text is cut and ends with ``…``.
+    """
+    out = []
+    for ch in str(text):
+        if ch == "\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
+        else:
+            out.append(ch)
+    result = "".join(out)
+    if limit is not None and len(result) > limit:
+        result = result[: max(limit - 1, 0)] + "…"
+    return result
+
+
+def op_name(name: str) -> str:
+    """A node's op name as learners know it: ``AccumulateGrad``, not ``torch::autograd::AccumulateGrad``."""
+    return clean(name.rsplit("::", 1)[-1] if name.startswith("torch::") else name)
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    """Python's tuple spelling: ``()``, ``(3,)``, ``(2, 3)``."""
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def summary_text(summary: Summary | None, limit: int | None = None) -> str:
+    """The short text of a value, ``-`` for none."""
+    return "-" if summary is None else clean(summary.text, limit)
+
+
+def node_ref(step: Step, node_id: str | None) -> str:
+    """``n2 (PowBackward0)``, or the bare id when the step no longer holds it."""
+    if node_id is None:
+        return "None"
+    node = step.nodes.get(node_id)
+    return node_id if node is None else f"{node_id} ({op_name(node.name)})"
+
+
+def tensor_ref(step: Step, tensor_id: str | None) -> str:
+    """``t1 (x)`` with the names that refer to it at this step, or the bare id."""
+    if tensor_id is None:
+        return "None"
+    names = step.names_of(tensor_id)
+    return tensor_id if not names else f"{tensor_id} ({', '.join(clean(n) for n in names)})"
+
+
+def _holders(step: Step, names: tuple[str, ...], nodes: tuple[str, ...]) -> str:
+    parts = [f"name {clean(n)}" for n in names] + [node_ref(step, n) for n in nodes]
+    return ", ".join(parts)
+
+
+def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...]) -> str:
+    if not names and not nodes:
+        return f"{old} is no longer held by anything and is gone"
+    return f"{old} is unchanged and still held by {_holders(step, names, nodes)}"
+
+
+def _grad_change(step: Step, change: GradChange) -> str:
+    before, after = summary_text(change.before), summary_text(change.after)
+    return f"grad of {tensor_ref(step, change.tensor)}: {before} -> {after}"
+
+
+def _create(step: Step, e: Create) -> str:
+    parts = []
+    if e.tensors:
+        parts.append("new tensor " + ", ".join(_tensor_kind(step, t) for t in e.tensors))
+    if e.nodes:
+        parts.append("new node " + ", ".join(node_ref(step, n) for n in e.nodes))
+    return "; ".join(parts) if parts else "nothing new"
+
+
+def _tensor_kind(step: Step, tensor_id: str) -> str:
+    info = step.tensors.get(tensor_id)
+    return tensor_id if info is None else f"{tensor_id} ({info.kind})"
+
+
+def _mutate(step: Step, e: Mutate) -> str:
+    how = f" by {clean(e.op)}" if e.op else ""
+    via = f" through view {e.via}" if e.via else ""
+    text = f"{e.tensor} changed in place{how}{via}: version {e.version_before} -> {e.version_after}"
+    if e.grad_fn_before != e.grad_fn_after:
+        text += f", grad_fn {e.grad_fn_before or 'None'} -> {e.grad_fn_after or 'None'}"
+    for node_id, saved in e.stale:
+        text += f"; saved value {clean(saved)} of {node_ref(step, node_id)} is now stale"
+    return text
+
+
+def _backward(step: Step, e: Backward) -> str:
+    call = "torch.autograd.grad()" if e.call != "backward" else "backward()"
+    text = f"{call} from {tensor_ref(step, e.root)}"
+    if e.gradient is not None:
+        text += f" with gradient {summary_text(e.gradient)}"
+    parts = [text]
+    parts.extend(_grad_change(step, g) for g in e.grads)
+    if e.retain_graph:
+        parts.append("graph kept (retain_graph=True)")
+    elif e.freed:
+        freed = ", ".join(f"{clean(s)} of {node_ref(step, n)}" for n, s in e.freed)
+        parts.append(f"saved values freed: {freed}")
+    return "; ".join(parts)
+
+
+def _untracked(step: Step, e: Untracked) -> str:
+    text = f"{e.tensor} was made outside the graph ({clean(e.reason)})"
+    if e.shares_with:
+        text += f"; it shares storage with {tensor_ref(step, e.shares_with)}"
+    return text
+
+
+def _error(e: Error) -> str:
+    where = f" at line {e.lineno}" if e.lineno is not None else ""
+    return f"{clean(e.type)}{where}: {clean(e.message)}"
+
+
+def event_words(step: Step, event: Event) -> str:
+    """One event as a sentence, in the terms of ``step``."""
+    if isinstance(event, Create):
+        return _create(step, event)
+    if isinstance(event, Bind):
+        return f"{clean(event.name)} now names {_tensor_kind(step, event.new)}"
+    if isinstance(event, Rebind):
+        held = _held(step, event.old, event.held_by_names, event.held_by_nodes)
+        return f"{clean(event.name)} now names {event.new}; {held}"
+    if isinstance(event, Unbind):
+        held = _held(step, event.old, event.held_by_names, event.held_by_nodes)
+        return f"{clean(event.name)} no longer names {event.old}; {held}"
+    if isinstance(event, Mutate):
+        return _mutate(step, event)
+    if isinstance(event, Backward):
+        return _backward(step, event)
+    if isinstance(event, Grad):
+        return _grad_change(step, event.change) + " (no backward pass)"
+    if isinstance(event, Untracked):
+        return _untracked(step, event)
+    return _error(event)
+
+
+def prediction_words(step: Step, p: Prediction) -> str:
+    """``backward() from f will fail: ...``."""
+    names = step.names_of(p.root)
+    who = ", ".join(clean(n) for n in names) if names else p.root
+    why = (
+        f"saved value {clean(p.saved)} of {node_ref(step, p.node)} was saved at version "
+        f"{p.saved_version} but {p.tensor or 'the tensor'} is now at version {p.version}"
+    )
+    return f"backward() from {who} will fail: {why}: {clean(p.message)}"
