@@ -193,6 +193,7 @@ class Backward:
     grads: tuple[GradChange, ...]
     freed: tuple[tuple[str, str], ...]
     call: str = "backward"
+    root_node: str | None = None
     kind: str = field(default="backward", init=False)
 
 

@@ -1,0 +1,635 @@
+"""Running learner code one statement at a time (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+The code runs with ``exec`` in the learner's namespace, exactly as it would
+without gradtrace; ``sys.settrace`` reports each line of the traced source, and
+the state right after each statement is recorded as a :class:`~gradtrace.model.Step`
+(ids and plain values only). A torch function mode (:mod:`.recorder`) tells
+which torch calls the statement made. Past ``max_steps`` the code runs on with
+only a line counter attached, and one last snapshot records the final state.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..model import (
+    FREED,
+    STALE,
+    Backward,
+    Bind,
+    Create,
+    Error,
+    Event,
+    Grad,
+    GradChange,
+    Mutate,
+    NodeInfo,
+    Prediction,
+    Rebind,
+    Step,
+    Summary,
+    TensorInfo,
+    Trace,
+    Unbind,
+    Untracked,
+)
+from .graph import GraphBook, version_of
+from .ids import Ids
+from .recorder import Recorder
+from .stack import ensure_deep_stack
+from .statements import Statement, statement_map
+from .summary import summarize
+
+DEFAULT_MAX_STEPS = 1000
+MAX_CONTAINER_ITEMS = 64
+_last_trace: list[Trace] = []
+
+
+@dataclass
+class _Pending:
+    stmt: Statement
+    lasti: int
+    error: Error | None = None
+
+
+@dataclass
+class _Cached:
+    key: tuple[Any, ...]
+    info: TensorInfo
+
+
+@dataclass
+class _Scope:
+    """Where the names of one step come from."""
+
+    globals_ns: dict[str, Any] | None
+    frames: list[types.FrameType] = field(default_factory=list)
+
+
+class Tracer:
+    """Records one run of traced code. Use :func:`trace_code` or :func:`trace`."""
+
+    def __init__(
+        self,
+        source: str,
+        filename: str,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        globals_ns: dict[str, Any] | None = None,
+        first_line: int = 1,
+        line_range: tuple[int, int] | None = None,
+    ) -> None:
+        self.source = source
+        self.filename = filename
+        self.max_steps = max_steps
+        self.globals_ns = globals_ns
+        self.statements = statement_map(source, first_line)
+        self.line_range = line_range
+        self.ids = Ids()
+        self.book = GraphBook(self.ids)
+        self.recorder = Recorder()
+        self.steps: list[Step] = []
+        self.pending: dict[types.FrameType, _Pending] = {}
+        self.cache: dict[str, _Cached] = {}
+        self.prev: Step | None = None
+        self.capped = False
+        self.unrecorded = 0
+        self.error: Error | None = None
+        self.exception: BaseException | None = None
+        self._seen_exc: list[BaseException] = []
+        self._last_line: dict[types.FrameType, tuple[int, int]] = {}
+        self._mode_on = False
+
+    # ------------------------------------------------------------- running
+    def run(self, call: Callable[[], Any]) -> Trace:
+        """Run ``call`` with tracing on; the code's exception is kept, not raised."""
+        ensure_deep_stack()
+        old = sys.gettrace()
+        self.recorder.__enter__()
+        self._mode_on = True
+        sys.settrace(self._global)
+        try:
+            call()
+        except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
+            self.exception = exc
+            self.error = Error(type(exc).__name__, str(exc), _lineno_in(exc, self.filename))
+        finally:
+            sys.settrace(old)
+            self._stop_mode()
+        for frame in list(self.pending):
+            self._finish(frame)
+        final = None
+        if self.capped:
+            final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
+        self._seen_exc.clear()
+        trace = Trace(
+            source=self.source,
+            filename=self.filename,
+            steps=tuple(self.steps),
+            error=self.error,
+            steps_unrecorded=self.unrecorded,
+            max_steps=self.max_steps,
+            final=final,
+        )
+        _last_trace[:] = [trace]
+        return trace
+
+    def _stop_mode(self) -> None:
+        self.recorder.active = False
+        if self._mode_on:
+            self._mode_on = False
+            try:
+                self.recorder.__exit__(None, None, None)
+            except Exception:  # the learner left a mode of their own on top: ours stays inert
+                pass
+
+    def _traced(self, frame: types.FrameType) -> bool:
+        code = frame.f_code
+        if code.co_filename != self.filename:
+            return False
+        if self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]:
+            return False
+        if frame.f_globals is frame.f_locals:
+            return self.globals_ns is not None  # module level
+        if code.co_name.startswith("<"):
+            return False  # comprehensions, lambdas, generator expressions: one step with their statement
+        return bool(code.co_flags & 0x1)  # CO_OPTIMIZED: a function, not a class body
+
+    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "call" and self._traced(frame):
+            return self._local
+        return None
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self._line(frame)
+        elif event == "return":
+            self._finish(frame)
+            self._last_line.pop(frame, None)
+        elif event == "exception":
+            self._exception(frame, arg)
+        return self._local
+
+    def _line(self, frame: types.FrameType) -> None:
+        if self.recorder.in_backward:
+            return
+        stmt = self.statements.get(frame.f_lineno)
+        if stmt is None:
+            return
+        lasti = frame.f_lasti
+        pending = self.pending.get(frame)
+        if pending is not None and pending.stmt is stmt and not stmt.compound and lasti > pending.lasti:
+            pending.lasti = lasti
+            return  # the same statement, continued on another line
+        if pending is not None:
+            self._finish(frame)
+        self.pending[frame] = _Pending(stmt, lasti)
+
+    def _exception(self, frame: types.FrameType, arg: Any) -> None:
+        exc = arg[1]
+        if any(exc is e for e in self._seen_exc):
+            return
+        self._seen_exc.append(exc)
+        pending = self.pending.get(frame)
+        if pending is not None:
+            pending.error = Error(type(exc).__name__, str(exc), frame.f_lineno)
+
+    def _finish(self, frame: types.FrameType) -> None:
+        pending = self.pending.pop(frame, None)
+        if pending is None:
+            return
+        if self.capped:
+            self.unrecorded += 1
+            return
+        name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
+        step = self._snapshot(frame, pending.stmt, name, pending.error)
+        self.steps.append(step)
+        if len(self.steps) >= self.max_steps:
+            self._cap()
+
+    def _cap(self) -> None:
+        """Stop recording: the code runs on, counted, with no torch mode."""
+        self.capped = True
+        self._stop_mode()
+        self.recorder.clear()
+
+    # ------------------------------------------------------------ snapshot
+    def _snapshot(
+        self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
+        recorded: bool = True,
+    ) -> Step:
+        with torch._C.DisableTorchFunction(), torch.no_grad():
+            return self._take(frame, stmt, frame_name, error)
+
+    def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
+        rec, ids, book = self.recorder, self.ids, self.book
+        before = set(ids.known_tensors())
+        node_count = len(book.nodes)
+        for _name, out in rec.ops:
+            book.walk(out.grad_fn, output=out)
+        named = self._names(frame)
+        bindings: dict[str, str] = {}
+        for name, t in named:
+            bindings[name] = ids.stamp(t)[0]
+        for _name, out in rec.ops:
+            nid = ids.node(out.grad_fn)
+            if nid is not None and ids.tensor(out) is not None:
+                book.link_output(nid, out)
+        for name, t in named:
+            book.walk(t.grad_fn, output=t)
+        events: list[Event] = []
+        backward_events, backward_roots = self._backwards()
+        mutated = self._mutations(bindings)
+        tensors, nodes = self._visible(bindings)
+        new_tensors = [t for t in tensors if t not in before]
+        new_nodes = [n for n in nodes if int(n[1:]) > node_count]
+        if new_tensors or new_nodes:
+            events.append(Create(tuple(new_tensors), tuple(new_nodes)))
+        events += self._binding_events(bindings, tensors, nodes, frame)
+        events += self._mutate_events(mutated, tensors)
+        events += self._grad_events(tensors, backward_events)
+        events += self._untracked_events(tensors)
+        if error is not None:
+            events.append(error)
+        step = Step(
+            index=len(self.steps),
+            lineno=stmt.lineno,
+            code=stmt.code,
+            frame=frame_name,
+            bindings=bindings,
+            tensors=tensors,
+            nodes=nodes,
+            events=tuple(events),
+            predictions=self._predictions(bindings, nodes),
+        )
+        del backward_roots
+        rec.clear()
+        self.prev = step
+        return step
+
+    # names ------------------------------------------------------------------
+    def _names(self, frame: types.FrameType | None) -> list[tuple[str, torch.Tensor]]:
+        out: list[tuple[str, torch.Tensor]] = []
+        if self.globals_ns is not None:
+            _collect(self.globals_ns, "", out)
+        frames = []
+        while frame is not None:
+            if frame.f_globals is not frame.f_locals and frame.f_code.co_filename == self.filename:
+                frames.append(frame)
+            frame = frame.f_back
+        for f in reversed(frames):
+            _collect(f.f_locals, f.f_code.co_name + "().", out)
+        return out
+
+    # graph changes ----------------------------------------------------------
+    def _backwards(self) -> tuple[list[tuple[Any, list[tuple[str, str]]]], list[Any]]:
+        found = []
+        roots = []
+        for call in self.recorder.backwards:
+            freed: list[tuple[str, str]] = []
+            for root in call.roots:
+                roots.append(root)
+                if root.grad_fn is not None:
+                    self.book.walk(root.grad_fn, output=root)
+                    if not call.retain_graph:
+                        freed += self.book.refresh_freed(root.grad_fn)
+            found.append((call, freed))
+        return found, roots
+
+    def _mutations(self, bindings: dict[str, str]) -> list[tuple[str, int, int]]:
+        """(tensor id, version before, version after) for every tensor changed in place."""
+        prev = self.prev.tensors if self.prev is not None else {}
+        changed = []
+        for tid, info in prev.items():
+            t = self.ids.obj(tid)
+            if t is None:
+                continue
+            v = version_of(t)
+            if v != info.version:
+                changed.append((tid, info.version, v))
+                self.book.mark_versions(tid, v)
+        return changed
+
+    def _visible(self, bindings: dict[str, str]) -> tuple[dict[str, TensorInfo], dict[str, NodeInfo]]:
+        ids, book = self.ids, self.book
+        seen_t: set[str] = set()
+        seen_n: set[str] = set()
+        todo_t = list(dict.fromkeys(bindings.values()))
+        todo_n: list[str] = []
+        while todo_t or todo_n:
+            while todo_t:
+                tid = todo_t.pop()
+                if tid in seen_t:
+                    continue
+                t = ids.obj(tid)
+                if t is None:
+                    continue
+                seen_t.add(tid)
+                nid = ids.node(t.grad_fn) if t.grad_fn is not None else None
+                if nid is not None:
+                    todo_n.append(nid)
+                base = t._base
+                if base is not None:
+                    todo_t.append(ids.stamp(base)[0])
+            while todo_n:
+                nid = todo_n.pop()
+                if nid in seen_n or nid not in book.nodes:
+                    continue
+                seen_n.add(nid)
+                info = book.nodes[nid]
+                todo_n.extend(e.node for e in info.inputs if e is not None)
+                if info.variable is not None:
+                    todo_t.append(info.variable)
+                todo_t.extend(s.tensor for s in info.saved if s.tensor is not None and s.state != FREED)
+        tensors = {tid: self._tensor_info(tid) for tid in sorted(seen_t, key=_num)}
+        nodes = {nid: book.nodes[nid] for nid in sorted(seen_n, key=_num)}
+        return tensors, nodes
+
+    def _tensor_info(self, tid: str) -> TensorInfo:
+        t = self.ids.obj(tid)
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        grad_key = None if grad is None else (id(grad), version_of(grad))
+        fn = t.grad_fn
+        base = t._base
+        key = (
+            version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
+            t.is_leaf, t.retains_grad, None if base is None else self.ids.tensor(base), tuple(t.shape),
+        )
+        cached = self.cache.get(tid)
+        if cached is not None and cached.key == key:
+            return cached.info
+        info = TensorInfo(
+            id=tid,
+            shape=tuple(int(s) for s in t.shape),
+            dtype=str(t.dtype).replace("torch.", ""),
+            device=str(t.device),
+            requires_grad=bool(t.requires_grad),
+            is_leaf=bool(t.is_leaf),
+            retains_grad=bool(t.retains_grad),
+            version=key[0],
+            grad_fn=key[1],
+            base=key[6],
+            value=summarize(t),
+            grad=None if grad is None else summarize(grad),
+            is_param=isinstance(t, torch.nn.Parameter),
+        )
+        self.cache[tid] = _Cached(key, info)
+        return info
+
+    # events -----------------------------------------------------------------
+    def _holders(
+        self, tid: str, bindings: dict[str, str], nodes: dict[str, NodeInfo]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        names = tuple(n for n, t in bindings.items() if t == tid)
+        held = tuple(
+            nid for nid, info in nodes.items()
+            if info.variable == tid or any(s.tensor == tid and s.state != FREED for s in info.saved)
+        )
+        return names, held
+
+    def _binding_events(
+        self, bindings: dict[str, str], tensors: dict[str, TensorInfo], nodes: dict[str, NodeInfo],
+        frame: types.FrameType | None,
+    ) -> list[Event]:
+        prev = self.prev.bindings if self.prev is not None else {}
+        scopes = {""} | {name.split("().")[0] for name in bindings if "()." in name}
+        live_scopes = _frame_scopes(frame, self.filename)
+        out: list[Event] = []
+        for name, tid in bindings.items():
+            old = prev.get(name)
+            if old is None:
+                out.append(Bind(name, tid))
+            elif old != tid:
+                names, held = self._holders(old, bindings, nodes)
+                out.append(Rebind(name, old, tid, names, held))
+        for name, old in prev.items():
+            if name in bindings:
+                continue
+            scope = name.split("().")[0] if "()." in name else ""
+            if scope and scope not in live_scopes and scope not in scopes:
+                continue  # the function returned: its names went with it
+            names, held = self._holders(old, bindings, nodes)
+            out.append(Unbind(name, old, names, held))
+        return out
+
+    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: dict[str, TensorInfo]) -> list[Event]:
+        prev = self.prev.tensors if self.prev is not None else {}
+        direct: dict[str, str] = {}
+        for op, target in self.recorder.inplace:
+            tid = self.ids.tensor(target)
+            if tid is not None:
+                direct.setdefault(tid, op)
+        out: list[Event] = []
+        for tid, v0, v1 in mutated:
+            info = tensors.get(tid)
+            before = prev[tid]
+            stale = tuple(
+                (nid, s.name) for nid, n in self.book.nodes.items() if nid in tensors or True
+                for s in n.saved if s.tensor == tid and s.state == STALE and s.version == v1
+            )
+            via = None
+            if tid not in direct:
+                via = next(iter(direct), None)
+            out.append(
+                Mutate(
+                    tensor=tid,
+                    version_before=v0,
+                    version_after=v1,
+                    grad_fn_before=before.grad_fn,
+                    grad_fn_after=None if info is None else info.grad_fn,
+                    stale=stale,
+                    via=via,
+                    op=direct.get(tid, direct.get(via, "") if via else ""),
+                )
+            )
+        return out
+
+    def _grad_events(
+        self, tensors: dict[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
+    ) -> list[Event]:
+        prev = self.prev.tensors if self.prev is not None else {}
+        changes = []
+        for tid, info in tensors.items():
+            old = prev.get(tid)
+            before = None if old is None else old.grad
+            if before != info.grad and (old is not None or info.grad is not None):
+                changes.append(GradChange(tid, before, info.grad))
+        if not backward_events:
+            return [Grad(c) for c in changes]
+        out: list[Event] = []
+        for i, (call, freed) in enumerate(backward_events):
+            root = call.roots[0] if call.roots else None
+            out.append(
+                Backward(
+                    root=None if root is None else self.ids.tensor(root),
+                    gradient=_gradient_summary(call.gradient),
+                    retain_graph=call.retain_graph,
+                    grads=tuple(changes) if i == len(backward_events) - 1 else (),
+                    freed=tuple(freed),
+                    call=call.call,
+                    root_node=None if root is None or root.grad_fn is None else self.ids.node(root.grad_fn),
+                )
+            )
+        return out
+
+    def _untracked_events(self, tensors: dict[str, TensorInfo]) -> list[Event]:
+        out: list[Event] = []
+        for t, reason, source in self.recorder.untracked:
+            tid = self.ids.tensor(t)
+            if tid is None or tid not in tensors:
+                continue
+            shares = None
+            if source is not None:
+                shares = self.ids.stamp(source)[0]
+            out.append(Untracked(tid, reason, shares))
+        return out
+
+    def _predictions(self, bindings: dict[str, str], nodes: dict[str, NodeInfo]) -> tuple[Prediction, ...]:
+        stale = [(nid, s) for nid, n in nodes.items() for s in n.saved if s.state == STALE]
+        if not stale:
+            return ()
+        out = []
+        for name, tid in bindings.items():
+            t = self.ids.obj(tid)
+            if t is None or t.grad_fn is None:
+                continue
+            root = self.ids.node(t.grad_fn)
+            reach = _reachable(root, nodes)
+            for nid, s in stale:
+                if nid not in reach:
+                    continue
+                holder = nodes[nid]
+                who = s.tensor or "a saved tensor"
+                message = (
+                    f"{name}.backward() will fail: {holder.name} ({nid}) saved {s.name} = {who} "
+                    f"at version {s.saved_version}, and {who} has since been changed in place "
+                    f"(now version {s.version})."
+                )
+                out.append(Prediction(name, nid, s.name, s.tensor, s.saved_version or 0, s.version or 0, message))
+        return tuple(out)
+
+
+# ------------------------------------------------------------------ helpers
+def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]]) -> None:
+    for name, value in list(ns.items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, torch.Tensor):
+            out.append((prefix + name, value))
+        elif isinstance(value, torch.nn.Module):
+            for pname, p in value.named_parameters():
+                out.append((f"{prefix}{name}.{pname}", p))
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value[:MAX_CONTAINER_ITEMS]):
+                if isinstance(item, torch.Tensor):
+                    out.append((f"{prefix}{name}[{i}]", item))
+        elif isinstance(value, dict):
+            for i, (key, item) in enumerate(value.items()):
+                if i >= MAX_CONTAINER_ITEMS:
+                    break
+                if isinstance(item, torch.Tensor) and isinstance(key, (str, int)):
+                    out.append((f"{prefix}{name}[{key!r}]", item))
+
+
+def _frame_scopes(frame: types.FrameType | None, filename: str) -> set[str]:
+    scopes = set()
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            scopes.add(frame.f_code.co_name)
+        frame = frame.f_back
+    return scopes
+
+
+def _reachable(root: str | None, nodes: dict[str, NodeInfo]) -> set[str]:
+    seen: set[str] = set()
+    todo = [root] if root is not None else []
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in nodes:
+            continue
+        seen.add(nid)
+        todo.extend(e.node for e in nodes[nid].inputs if e is not None)
+    return seen
+
+
+def _gradient_summary(g: Any) -> Summary | None:
+    if isinstance(g, torch.Tensor):
+        return summarize(g)
+    if isinstance(g, (list, tuple)) and g and isinstance(g[0], torch.Tensor):
+        return summarize(g[0])
+    return None
+
+
+def _num(xid: str) -> int:
+    return int(xid[1:])
+
+
+def _lineno_in(exc: BaseException, filename: str) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# ---------------------------------------------------------------- public API
+def trace_code(
+    source: str,
+    namespace: dict[str, Any] | None = None,
+    filename: str = "<gradtrace>",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    raise_errors: bool = True,
+) -> Trace:
+    """Run ``source`` in ``namespace`` as ``exec`` would, recording every statement.
+
+    The namespace ends up exactly as plain ``exec`` leaves it. If the code
+    raises, the exception is recorded in the trace and then re-raised (with
+    ``raise_errors=False`` it is only recorded; :func:`last_trace` gives the
+    trace after a re-raised error).
+    """
+    if namespace is None:
+        namespace = {}
+    code = compile(source, filename, "exec")
+    if filename.startswith("<"):
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
+    trace = tracer.run(lambda: exec(code, namespace))
+    if raise_errors and tracer.exception is not None:
+        raise tracer.exception
+    return trace
+
+
+def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Trace:
+    """Call ``fn(*args, **kwargs)``, recording every statement of ``fn`` (and functions it defines)."""
+    import inspect
+    import textwrap
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise TypeError(f"gradtrace.trace needs a Python function, got {type(fn).__name__}; "
+                        "for a source string use gradtrace.trace_code")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise ValueError(f"cannot read the source of {fn.__name__}: {exc}; use gradtrace.trace_code") from exc
+    source = textwrap.dedent("".join(lines))
+    last = first + len(lines) - 1
+    tracer = Tracer(source, code.co_filename, DEFAULT_MAX_STEPS, None, first, (first, last))
+    result = tracer.run(lambda: fn(*args, **kwargs))
+    if tracer.exception is not None:
+        raise tracer.exception
+    return result
+
+
+def last_trace() -> Trace | None:
+    """The most recent trace, also when its code raised."""
+    return _last_trace[0] if _last_trace else None

@@ -1,0 +1,247 @@
+"""The autograd graph as plain data, walked incrementally (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+:class:`GraphBook` turns backward nodes into :class:`~gradtrace.model.NodeInfo`
+records. Walks are iterative (graphs can be 100,000 nodes deep) and stop at
+nodes already seen, so the cost of a step is proportional to what it created.
+Saved values are read once when a node is first seen and re-read only for the
+nodes a ``backward()`` ran through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterable
+
+import torch
+
+from ..model import ALIVE, FREED, STALE, Edge, NodeInfo, SavedValue, Summary
+from .ids import Ids
+from .summary import format_number, summarize
+
+_PREFIX = "torch::autograd::"
+_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+MAX_ATTR_CHARS = 80
+
+
+def node_name(node: Any) -> str:
+    """``PowBackward0``, ``AccumulateGrad``, ``CopySlices``, ``MyFnBackward``."""
+    try:
+        name = str(node.name())
+    except Exception:
+        name = type(node).__name__
+    return name[len(_PREFIX):] if name.startswith(_PREFIX) else name
+
+
+def saved_fields(node: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Names of the tensors and of the other values a node class saves."""
+    cls = type(node)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        names = dir(node)
+        raw = {n[len("_raw_saved_"):] for n in names if n.startswith("_raw_saved_")}
+        saved = [n[len("_saved_"):] for n in names if n.startswith("_saved_")]
+        fields = (tuple(s for s in saved if s in raw), tuple(s for s in saved if s not in raw))
+        _FIELDS[cls] = fields
+    return fields
+
+
+def attr_text(value: Any) -> str:
+    """A saved non-tensor value (exponent, alpha, dim, sizes) as short text."""
+    if isinstance(value, float):
+        text = format_number(value, torch.float64)
+    elif isinstance(value, (tuple, list)):
+        text = "(" + ", ".join(attr_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    else:
+        text = repr(value)
+    return text if len(text) <= MAX_ATTR_CHARS else text[: MAX_ATTR_CHARS - 1] + "…"
+
+
+def read_attrs(node: Any, names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for name in names:
+        try:
+            value = getattr(node, "_saved_" + name)
+        except Exception:
+            continue
+        if isinstance(value, torch.Tensor):
+            continue
+        out.append((name, attr_text(value)))
+    return tuple(out)
+
+
+def read_saved(node: Any, names: Iterable[str]) -> list[tuple[str, torch.Tensor | None]]:
+    """``(name, tensor or None)`` for each saved tensor; None once freed."""
+    out: list[tuple[str, torch.Tensor | None]] = []
+    for name in names:
+        try:
+            raw = getattr(node, "_raw_saved_" + name)
+        except Exception:
+            continue
+        if isinstance(raw, (list, tuple)):
+            for i, item in enumerate(raw):
+                out.append((f"{name}[{i}]", _data(item)))
+        else:
+            out.append((name, _data(raw)))
+    return out
+
+
+def _data(raw: Any) -> torch.Tensor | None:
+    try:
+        data = raw.data
+    except Exception:
+        return None
+    return data if isinstance(data, torch.Tensor) else None
+
+
+def custom_saved(node: Any) -> list[tuple[str, torch.Tensor | None]] | None:
+    """Saved tensors of a custom ``autograd.Function`` node; None once freed."""
+    if not hasattr(node, "_forward_cls"):
+        return []
+    try:
+        return [(f"saved_tensors[{i}]", t) for i, t in enumerate(node.saved_tensors)]
+    except RuntimeError:
+        return None
+
+
+def version_of(t: torch.Tensor) -> int:
+    try:
+        return int(t._version)
+    except Exception:  # inference tensors have no version counter
+        return 0
+
+
+class GraphBook:
+    """Every node seen in one trace, as its latest :class:`NodeInfo`."""
+
+    def __init__(self, ids: Ids) -> None:
+        self.ids = ids
+        self.nodes: dict[str, NodeInfo] = {}
+        #: tensor id -> [(node id, saved name)] of the nodes that saved it
+        self.saved_by: dict[str, list[tuple[str, str]]] = {}
+
+    def walk(self, root: Any, output: torch.Tensor | None = None, max_new: int | None = None) -> list[str]:
+        """Record every node reachable from ``root`` not seen before; new ids in creation order."""
+        if root is None:
+            return []
+        new: list[tuple[str, Any]] = []
+        stack = [root]
+        ids = self.ids
+        while stack:
+            node = stack.pop()
+            nid, is_new = ids.stamp_node(node)
+            if not is_new:
+                continue
+            new.append((nid, node))
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        root_id = new[0][0] if new else None
+        for nid, node in reversed(new):
+            self.nodes[nid] = self._info(nid, node, output if nid == root_id else None)
+        return sorted((nid for nid, _ in new), key=_order)
+
+    def _info(self, nid: str, node: Any, out: torch.Tensor | None) -> NodeInfo:
+        ids = self.ids
+        inputs = tuple(
+            None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in node.next_functions
+        )
+        name = node_name(node)
+        if name == "AccumulateGrad":
+            leaf = ids.stamp(node.variable)[0]
+            return NodeInfo(id=nid, name=name, inputs=inputs, variable=leaf)
+        tensor_fields, attr_fields = saved_fields(node)
+        attrs = read_attrs(node, attr_fields)
+        pairs = read_saved(node, tensor_fields)
+        pairs += custom_saved(node) or []
+        saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
+        return NodeInfo(
+            id=nid,
+            name=name,
+            inputs=inputs,
+            attrs=attrs,
+            saved=saved,
+            output=None if out is None else ids.tensor(out),
+            value=None if out is None else summarize(out),
+        )
+
+    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any) -> SavedValue:
+        if data is None:
+            return SavedValue(name=name, tensor=None, value=Summary(text="None"))
+        tid = self.ids.tensor(data)
+        if tid is None and out is not None and _same_storage(data, out):
+            tid = self.ids.stamp(out)[0]
+        version = version_of(data)
+        if tid is not None:
+            self.saved_by.setdefault(tid, []).append((nid, name))
+        return SavedValue(name=name, tensor=tid, value=summarize(data), saved_version=version, version=version)
+
+    def link_output(self, nid: str, out: torch.Tensor) -> None:
+        """Note that ``out`` is the forward output of node ``nid``."""
+        info = self.nodes.get(nid)
+        if info is None or info.output is not None:
+            return
+        tid = self.ids.tensor(out)
+        if tid is not None:
+            self.nodes[nid] = replace(info, output=tid, value=info.value or summarize(out))
+
+    def refresh_freed(self, root: Any) -> list[tuple[str, str]]:
+        """Re-read saved values of every node under ``root``; the newly freed ones."""
+        freed: list[tuple[str, str]] = []
+        stack, seen = [root], set()
+        while stack:
+            node = stack.pop()
+            nid = self.ids.node(node)
+            if nid is None or nid in seen:
+                continue
+            seen.add(nid)
+            info = self.nodes.get(nid)
+            if info is not None and info.saved:
+                self.nodes[nid] = self._recheck(node, info, freed)
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+        return sorted(freed, key=lambda p: (_order(p[0]), p[1]))
+
+    def _recheck(self, node: Any, info: NodeInfo, freed: list[tuple[str, str]]) -> NodeInfo:
+        tensor_fields, _ = saved_fields(node)
+        pairs = read_saved(node, tensor_fields)
+        custom = custom_saved(node)
+        now = dict(pairs)
+        if custom is None:
+            now.update({s.name: None for s in info.saved if s.name.startswith("saved_tensors[")})
+        changed = False
+        saved = []
+        for s in info.saved:
+            if s.state != FREED and s.name in now and now[s.name] is None and s.saved_version is not None:
+                s = replace(s, state=FREED)
+                freed.append((info.id, s.name))
+                changed = True
+            saved.append(s)
+        return replace(info, saved=tuple(saved)) if changed else info
+
+    def mark_versions(self, tid: str, version: int) -> list[tuple[str, str]]:
+        """Tensor ``tid`` is now at ``version``: the saved values that became stale."""
+        stale: list[tuple[str, str]] = []
+        for nid, sname in self.saved_by.get(tid, ()):
+            info = self.nodes[nid]
+            saved = []
+            for s in info.saved:
+                if s.name == sname and s.tensor == tid and s.state != FREED:
+                    new_state = STALE if version != s.saved_version else ALIVE
+                    if new_state == STALE and s.state != STALE:
+                        stale.append((nid, sname))
+                    s = replace(s, state=new_state, version=version)
+                saved.append(s)
+            self.nodes[nid] = replace(info, saved=tuple(saved))
+        return stale
+
+
+def _same_storage(a: torch.Tensor, b: Any) -> bool:
+    try:
+        return bool(a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype)
+    except Exception:
+        return False
+
+
+def _order(nid: str) -> int:
+    return int(nid[1:])

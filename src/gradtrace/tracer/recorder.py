@@ -1,0 +1,133 @@
+"""Watching torch calls while a statement runs (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+A :class:`torch.overrides.TorchFunctionMode` sees every torch call with its
+inputs and output (the output's ``grad_fn`` is already set). The recorder keeps,
+for the statement being run, the outputs that carry a new node (in creation
+order), the in-place calls, the tensors made outside the graph, and each
+``backward()``/``autograd.grad`` call. It passes every call through unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+_INPLACE_DUNDER = frozenset(
+    {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
+     "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imod__"}
+)
+_PASS = frozenset({"__get__", "__set__", "__delete__", "_set_grad_enabled", "__repr__", "__format__"})
+
+
+@dataclass
+class BackwardCall:
+    """One backward()/autograd.backward/autograd.grad call, as made."""
+
+    call: str
+    roots: list[torch.Tensor]
+    gradient: Any
+    retain_graph: bool
+    create_graph: bool
+
+
+def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
+    if len(args) > i:
+        return args[i]
+    return kwargs.get(name, default)
+
+
+def _as_list(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for t in x if isinstance(t, torch.Tensor)]
+    return []
+
+
+def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> BackwardCall | None:
+    if func is torch.Tensor.backward:
+        create = bool(_arg(args, kwargs, 3, "create_graph", False))
+        retain = _arg(args, kwargs, 2, "retain_graph", None)
+        return BackwardCall("backward", _as_list(args[0] if args else kwargs.get("self")),
+                            _arg(args, kwargs, 1, "gradient"), create if retain is None else bool(retain), create)
+    if func is torch.autograd.backward:
+        create = bool(_arg(args, kwargs, 3, "create_graph", False))
+        retain = _arg(args, kwargs, 2, "retain_graph", None)
+        return BackwardCall("autograd.backward", _as_list(_arg(args, kwargs, 0, "tensors")),
+                            _arg(args, kwargs, 1, "grad_tensors"), create if retain is None else bool(retain),
+                            create)
+    if func is torch.autograd.grad:
+        create = bool(_arg(args, kwargs, 4, "create_graph", False))
+        retain = _arg(args, kwargs, 3, "retain_graph", None)
+        return BackwardCall("autograd.grad", _as_list(_arg(args, kwargs, 0, "outputs")),
+                            _arg(args, kwargs, 2, "grad_outputs"), create if retain is None else bool(retain),
+                            create)
+    return None
+
+
+class Recorder(TorchFunctionMode):
+    """Records what one statement did to tensors; changes nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.active = True
+        self.in_backward = 0
+        self.clear()
+
+    def clear(self) -> None:
+        #: (op name, output) for outputs that carry a grad_fn, in call order
+        self.ops: list[tuple[str, torch.Tensor]] = []
+        #: (op name, target) for in-place calls
+        self.inplace: list[tuple[str, torch.Tensor]] = []
+        #: (output, reason, source) for outputs cut from the graph
+        self.untracked: list[tuple[torch.Tensor, str, torch.Tensor | None]] = []
+        self.backwards: list[BackwardCall] = []
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        if not self.active:
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name in _PASS:
+            return func(*args, **kwargs)
+        call = _backward_call(func, args, kwargs)
+        if call is not None:
+            self.in_backward += 1
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.in_backward -= 1
+                self.backwards.append(call)
+        out = func(*args, **kwargs)
+        if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
+            if args and isinstance(args[0], torch.Tensor):
+                self.inplace.append((name, args[0]))
+        if isinstance(out, torch.Tensor):
+            self._output(name, out, args)
+        elif isinstance(out, (tuple, list)):
+            for item in out:
+                if isinstance(item, torch.Tensor):
+                    self._output(name, item, args)
+        return out
+
+    def _output(self, name: str, out: torch.Tensor, args: tuple[Any, ...]) -> None:
+        if out.grad_fn is not None:
+            self.ops.append((name, out))
+            return
+        if out.requires_grad:
+            return
+        source = next((a for a in args if isinstance(a, torch.Tensor) and a.requires_grad), None)
+        if source is None:
+            return
+        if name in ("detach", "detach_"):
+            self.untracked.append((out, "detach", source))
+        elif torch.is_inference_mode_enabled():
+            self.untracked.append((out, "inference_mode", None))
+        elif not torch.is_grad_enabled():
+            self.untracked.append((out, "no_grad", None))

@@ -1,0 +1,113 @@
+"""Value summaries of tensors, as plain data (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+Up to 16 elements are kept whole; a larger tensor is summarised by its
+min, mean and max, so a label costs O(1) beyond that one pass. Numbers print
+the way torch prints them (``42.``, ``0.1``), in the shortest form that reads
+back to the same value of the tensor's own dtype.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import torch
+
+from ..model import Summary
+
+MAX_ELEMENTS = 16
+
+_PACK = {torch.float32: "f", torch.float16: "e"}
+
+
+def summarize(t: torch.Tensor) -> Summary:
+    """A :class:`Summary` of ``t``'s values; never raises, never prints it whole."""
+    try:
+        return _summarize(t)
+    except Exception as exc:  # odd layouts and devices: say what we could not read
+        return Summary(text=f"<values not readable: {type(exc).__name__}>")
+
+
+def _summarize(t: torch.Tensor) -> Summary:
+    if t.device.type == "meta":
+        return Summary(text="<meta: no values>")
+    d = t.detach()
+    if d.layout != torch.strided:
+        if d.numel() > MAX_ELEMENTS:
+            return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
+        d = d.to_dense()
+    if d.numel() <= MAX_ELEMENTS:
+        values = d.tolist()
+        return Summary(text=format_values(values, d.dtype), values=values)
+    stats = _stats(d)
+    if stats is None:
+        return Summary(text=f"<{d.numel()} values>")
+    lo, mean, hi = stats
+    if d.is_floating_point():
+        lo_text, hi_text = format_number(lo, d.dtype), format_number(hi, d.dtype)
+    else:
+        lo_text, hi_text = str(int(lo)), str(int(hi))
+    text = f"min {lo_text} mean {mean:.5g} max {hi_text}"
+    return Summary(text=text, stats=stats)
+
+
+def _stats(d: torch.Tensor) -> tuple[float, float, float] | None:
+    if d.is_complex():
+        d = d.abs()
+    if d.dtype == torch.bool:
+        d = d.to(torch.uint8)
+    if d.numel() == 0:
+        return None
+    lo, hi = torch.aminmax(d)
+    mean = d.double().mean() if not d.is_floating_point() else d.mean(dtype=torch.float64)
+    return (float(lo.item()), float(mean.item()), float(hi.item()))
+
+
+def format_number(v: Any, dtype: torch.dtype) -> str:
+    """One number as torch would print it: ``42.``, ``0.1``, ``1.0000e-08``-free shortest form."""
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, complex):
+        real, imag = v.real, v.imag
+        sign = "-" if imag < 0 or (imag == 0 and math.copysign(1, imag) < 0) else "+"
+        return f"{format_number(real, torch.float64)}{sign}{format_number(abs(imag), torch.float64)}j"
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    text = _shortest(v, dtype)
+    if "e" not in text and "." not in text:
+        text += "."
+    return text
+
+
+def _shortest(v: float, dtype: torch.dtype) -> str:
+    if dtype == torch.float64 or not isinstance(dtype, torch.dtype):
+        return repr(v) if not float(v).is_integer() or abs(v) >= 1e16 else str(int(v))
+    for digits in range(1, 18):
+        text = f"{v:.{digits}g}"
+        if _round(float(text), dtype) == v:
+            return text
+    return repr(v)
+
+
+def _round(v: float, dtype: torch.dtype) -> float:
+    code = _PACK.get(dtype)
+    if code is not None:
+        try:
+            return float(struct.unpack(code, struct.pack(code, v))[0])
+        except OverflowError:
+            return math.inf
+    return float(torch.tensor(v, dtype=dtype).item())
+
+
+def format_values(values: Any, dtype: torch.dtype) -> str:
+    """Nested lists of numbers as ``[2., 8., 18.]``."""
+    if isinstance(values, list):
+        return "[" + ", ".join(format_values(v, dtype) for v in values) + "]"
+    return format_number(values, dtype)
