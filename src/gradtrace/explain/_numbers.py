@@ -1,0 +1,131 @@
+"""Numbers as the explain layer writes them, and summaries turned back into tensors.
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+
+Formatting is pure Python. :func:`to_tensor` imports torch lazily: the
+filled-in arithmetic of a formula is computed by torch in the tensor's own
+dtype, so that the figure shown is the figure PyTorch computes, to the last digit.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+#: Tensors with more elements than this are not written out element by element.
+MAX_ELEMENTS = 16
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _f32(v: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", v))[0])
+
+
+def fmt_number(v: Any, dtype: str = "float32") -> str:
+    """The shortest text that reads back as exactly ``v`` in ``dtype``.
+
+    Integral values lose their trailing ``.0`` (``84``, not ``84.0``).
+    """
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    if not isinstance(v, float):
+        return str(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    if "float32" in dtype or "half" in dtype or "float16" in dtype or "bfloat16" in dtype:
+        text = _shortest(v, _f32)
+    else:
+        text = repr(v)
+    if "e" not in text and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text
+
+
+def _shortest(v: float, cast: Any) -> str:
+    target = cast(v)
+    for digits in range(1, 18):
+        text = f"{target:.{digits}g}"
+        if cast(float(text)) == target:
+            return text
+    return repr(target)
+
+
+def fmt_values(values: Any, dtype: str = "float32") -> str:
+    """A number or nested list of numbers, written compactly: ``[1, 2.5]``."""
+    if isinstance(values, (list, tuple)):
+        return "[" + ", ".join(fmt_values(v, dtype) for v in values) + "]"
+    return fmt_number(values, dtype)
+
+
+def superscript(n: int) -> str:
+    return str(n).translate(_SUPERSCRIPT)
+
+
+def fmt_power(base: str, exponent: float) -> str:
+    """``42`` for exponent 1, ``42²`` for small integers, ``42^0.5`` otherwise."""
+    if exponent == 1:
+        return base
+    wrapped = base if base.replace(".", "").isdigit() else f"({base})"
+    if float(exponent).is_integer() and abs(exponent) < 100:
+        return wrapped + superscript(int(exponent))
+    return f"{wrapped}^{fmt_number(float(exponent), 'float64')}"
+
+
+def numel(values: Any) -> int:
+    if isinstance(values, (list, tuple)):
+        return sum(numel(v) for v in values)
+    return 1
+
+
+def torch_dtype(dtype: str) -> Any:
+    """``'float32'`` or ``'torch.float32'`` -> ``torch.float32``."""
+    import torch
+
+    name = dtype.split(".")[-1]
+    found = getattr(torch, name, None)
+    if not isinstance(found, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return found
+
+
+def dtype_name(dtype: Any) -> str:
+    return str(dtype).split(".")[-1]
+
+
+def _leaf_kind(values: Any) -> type | None:
+    if isinstance(values, (list, tuple)):
+        kinds = {_leaf_kind(v) for v in values} - {None}
+        if kinds == {bool}:
+            return bool
+        if kinds and kinds <= {int, bool}:
+            return int
+        return float if kinds else None
+    if isinstance(values, bool):
+        return bool
+    return int if isinstance(values, int) else float
+
+
+def to_tensor(values: Any, dtype: str, shape: tuple[int, ...] | None = None) -> Any:
+    """Plain values back into a tensor: floats in ``dtype``, ints as int64, bools as bool."""
+    import torch
+
+    kind = _leaf_kind(values)
+    if kind is bool:
+        t = torch.tensor(values, dtype=torch.bool)
+    elif kind is int and not isinstance(values, float):
+        t = torch.tensor(values, dtype=torch.int64)
+    else:
+        t = torch.tensor(values, dtype=torch_dtype(dtype))
+    if shape is not None and tuple(t.shape) != tuple(shape) and t.numel() == math.prod(shape):
+        t = t.reshape(shape)
+    return t

@@ -1,0 +1,799 @@
+"""Derivative rules of PyTorch's backward nodes, written out and filled in with numbers.
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+
+Every entry of :data:`FORMULAS` is keyed by the name a backward node reports
+(``y.grad_fn.name()`` on torch 2.13) and says, for each input of the node (in
+``next_functions`` order), the local rule in plain notation (``∂out/∂self``), the
+vector-Jacobian product the node actually computes from the incoming gradient,
+and where the rule comes from. :func:`fill_in` writes the rule again with a
+node's own numbers, e.g. for ``PowBackward0`` at self = 42, exponent = 2 and an
+incoming gradient of 1: ``1 · (2 · 42) = 84``.
+
+The figures are computed by torch, in the gradient's dtype and in the order
+PyTorch's own backward formula uses, so they match ``.grad`` to the last bit.
+A node without an entry gets "no formula recorded for <name>", never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import NodeInfo
+from ._env import Env, Unavailable
+from ._numbers import dtype_name, fmt_power, fmt_values
+
+Tensor = Any
+GradFn = Callable[[Env], Tensor]
+ExprFn = Callable[[Env], str]
+
+ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+COPY_SLICES = "torch::autograd::CopySlices"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How the gradient reaching one input of a node is made from the incoming one."""
+
+    input: str
+    local: str
+    vjp: str
+
+
+@dataclass(frozen=True)
+class Formula:
+    """The derivative rules of one backward node type."""
+
+    name: str
+    forward: str
+    reason: str
+    rules: tuple[Rule, ...]
+    grads: Mapping[str, GradFn] = field(default_factory=dict, compare=False, repr=False)
+    exprs: Mapping[str, ExprFn] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return tuple(r.input for r in self.rules)
+
+    def rule(self, input: str) -> Rule:
+        return next(r for r in self.rules if r.input == input)
+
+    def to_text(self) -> str:
+        lines = [f"{self.name}: {self.forward}  ({self.reason})"]
+        lines += [f"  {r.local}    grad_{r.input} = {r.vjp}" for r in self.rules]
+        return "\n".join(lines)
+
+    __str__ = to_text
+
+
+@dataclass(frozen=True)
+class FilledPart:
+    """One input's gradient, as arithmetic with the node's numbers and as values."""
+
+    input: str
+    index: int
+    rule: str
+    expr: str
+    values: Any
+    dtype: str
+
+    @property
+    def result(self) -> str:
+        return fmt_values(self.values, self.dtype)
+
+    @property
+    def text(self) -> str:
+        if self.expr == self.result:
+            return self.expr
+        return f"{self.expr} = {self.result}"
+
+
+@dataclass(frozen=True)
+class Filled:
+    """A node's rule filled in with its numbers; ``note`` says what could not be filled in."""
+
+    node: str
+    name: str
+    known: bool
+    parts: tuple[FilledPart, ...] = ()
+    note: str | None = None
+
+    def part(self, index: int) -> FilledPart | None:
+        return next((p for p in self.parts if p.index == index), None)
+
+    def to_text(self) -> str:
+        lines = [f"{self.node} {self.name}"]
+        lines += [f"  grad_{p.input} = {p.text}" for p in self.parts]
+        if self.note:
+            lines.append(f"  ({self.note})")
+        return "\n".join(lines)
+
+    __str__ = to_text
+
+
+# ---------------------------------------------------------------- building the table
+
+FORMULAS: dict[str, Formula] = {}
+
+_Spec = tuple[str, str, str, GradFn, ExprFn]
+
+
+def _add(name: str, forward: str, reason: str, *specs: _Spec) -> None:
+    rules = tuple(Rule(inp, local, vjp) for inp, local, vjp, _g, _e in specs)
+    grads = {inp: g for inp, _l, _v, g, _e in specs}
+    exprs = {inp: e for inp, _l, _v, _g, e in specs}
+    FORMULAS[name] = Formula(name, forward, reason, rules, grads, exprs)
+
+
+def _alpha_times(env: Env, t: Tensor) -> Tensor:
+    alpha = env.attr("alpha", 1)
+    return t if alpha == 1 else t * alpha
+
+
+def _alpha_text(env: Env, text: str) -> str:
+    alpha = env.attr("alpha", 1)
+    return text if alpha == 1 else f"{text} · {env.fa('alpha')}"
+
+
+def _neg(env: Env) -> str:
+    return f"-({env.fg})" if env.g.numel() > 1 else f"-{env.fg}".replace("--", "")
+
+
+# ---- sums and differences ------------------------------------------------------
+_add("AddBackward0", "out = self + alpha · other", "sum rule: each addend passes the gradient on",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg),
+     ("other", "∂out/∂other = alpha", "grad · alpha", lambda e: _alpha_times(e, e.g),
+      lambda e: _alpha_text(e, e.fg)))
+_add("AddBackward1", "out = self + other (a number)", "sum rule: a constant addend has derivative 0",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg))
+_add("SubBackward0", "out = self − alpha · other", "difference rule",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg),
+     ("other", "∂out/∂other = −alpha", "−grad · alpha", lambda e: _alpha_times(e, -e.g),
+      lambda e: _alpha_text(e, _neg(e))))
+_add("SubBackward1", "out = self − other (a number)", "difference rule: a constant has derivative 0",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg))
+_add("RsubBackward0", "out = other − alpha · self", "difference rule (reversed operands)",
+     ("self", "∂out/∂self = −alpha", "−grad · alpha", lambda e: _alpha_times(e, -e.g),
+      lambda e: _alpha_text(e, _neg(e))),
+     ("other", "∂out/∂other = 1", "grad", lambda e: e.g, lambda e: e.fg))
+_add("RsubBackward1", "out = other − alpha · self (other a number, as in 2 - x)",
+     "difference rule: the constant has derivative 0",
+     ("self", "∂out/∂self = −alpha", "−grad · alpha", lambda e: _alpha_times(e, -e.g),
+      lambda e: _alpha_text(e, _neg(e))))
+_add("NegBackward0", "out = −self", "constant factor −1",
+     ("self", "∂out/∂self = −1", "−grad", lambda e: e.g.neg(), _neg))
+
+# ---- products and quotients ------------------------------------------------------
+_add("MulBackward0", "out = self · other", "product rule: each factor's derivative is the other factor",
+     ("self", "∂out/∂self = other", "grad · other", lambda e: e.g * e.saved("other"),
+      lambda e: f"{e.fg} · {e.fs('other')}"),
+     ("other", "∂out/∂other = self", "grad · self", lambda e: e.g * e.saved("self"),
+      lambda e: f"{e.fg} · {e.fs('self')}"))
+_add("MulBackward1", "out = self · other (a number)", "constant factor rule",
+     ("self", "∂out/∂self = other", "grad · other", lambda e: e.g * e.attr("other"),
+      lambda e: f"{e.fg} · {e.fa('other')}"))
+_add("DivBackward0", "out = self / other", "quotient rule",
+     ("self", "∂out/∂self = 1 / other", "grad / other", lambda e: e.g / e.saved("other"),
+      lambda e: f"{e.fg} / {e.fs('other')}"),
+     ("other", "∂out/∂other = −self / other²", "−grad · ((self / other) / other)",
+      lambda e: -e.g * ((e.saved("self") / e.saved("other")) / e.saved("other")),
+      lambda e: f"{_neg(e)} · (({e.fs('self')} / {e.fs('other')}) / {e.fs('other')})"))
+_add("DivBackward1", "out = self / other (a number)", "constant factor 1/other",
+     ("self", "∂out/∂self = 1 / other", "grad / other", lambda e: e.g / e.attr("other"),
+      lambda e: f"{e.fg} / {e.fa('other')}"))
+_add("ReciprocalBackward0", "out = 1 / self", "power rule with exponent −1: −1/self² = −out²",
+     ("self", "∂out/∂self = −out²", "−grad · (out · out)",
+      lambda e: -e.g * (e.saved("result") * e.saved("result")),
+      lambda e: f"{_neg(e)} · ({e.fs('result')} · {e.fs('result')})"))
+
+
+def _pow0(e: Env) -> Tensor:
+    exponent = e.attr("exponent")
+    if exponent == 0:
+        return e.g * 0
+    return e.g * (exponent * e.saved("self").pow(exponent - 1))
+
+
+def _pow0_text(e: Env) -> str:
+    exponent = e.attr("exponent")
+    if exponent == 0:
+        return f"{e.fg} · 0"
+    return f"{e.fg} · ({e.fa('exponent')} · {fmt_power(e.fs('self'), exponent - 1)})"
+
+
+_add("PowBackward0", "out = self ** exponent (exponent a number)", "power rule",
+     ("self", "∂out/∂self = exponent · self^(exponent−1)", "grad · (exponent · self^(exponent−1))",
+      _pow0, _pow0_text))
+
+
+def _pow1_self(e: Env) -> Tensor:
+    import torch
+
+    exponent = e.saved("exponent")
+    return torch.where(exponent == 0.0, torch.zeros((), dtype=e.g.dtype),
+                       e.g * (exponent * torch.pow(e.saved("self"), exponent - 1)))
+
+
+def _pow_exponent(e: Env, base_log: Tensor) -> Tensor:
+    return e.g * base_log
+
+
+def _pow1_exponent(e: Env) -> Tensor:
+    import torch
+
+    base, exponent = e.saved("self"), e.saved("exponent")
+    cond = (base == 0) & (exponent >= 0)
+    return e.g * torch.where(cond, torch.zeros((), dtype=e.g.dtype), e.saved("result") * base.log())
+
+
+_add("PowBackward1", "out = self ** exponent (both tensors)",
+     "power rule for self, exponential rule for exponent",
+     ("self", "∂out/∂self = exponent · self^(exponent−1)", "grad · (exponent · self^(exponent−1))",
+      _pow1_self, lambda e: f"{e.fg} · ({e.fs('exponent')} · {e.fs('self')}^({e.fs('exponent')} − 1))"),
+     ("exponent", "∂out/∂exponent = out · ln(self)", "grad · (out · ln(self))",
+      _pow1_exponent, lambda e: f"{e.fg} · ({e.fs('result')} · ln({e.fs('self')}))"))
+
+
+def _pow2_exponent(e: Env) -> Tensor:
+    import torch
+
+    base = float(e.attr("self"))
+    result = e.saved("result")
+    if base == 0:
+        exponent = e.saved("exponent")
+        return e.g * torch.where(exponent >= 0, torch.zeros((), dtype=e.g.dtype), result * math.log(base))
+    return e.g * (result * math.log(base))
+
+
+_add("PowBackward2", "out = self ** exponent (self a number, as in 2 ** x)",
+     "exponential rule: d(aˣ)/dx = aˣ · ln a",
+     ("exponent", "∂out/∂exponent = out · ln(self)", "grad · (out · ln(self))",
+      _pow2_exponent, lambda e: f"{e.fg} · ({e.fs('result')} · ln {e.fa('self')})"))
+
+# ---- elementwise functions -------------------------------------------------------
+_add("ExpBackward0", "out = exp(self)", "exp is its own derivative",
+     ("self", "∂out/∂self = exp(self) = out", "grad · out", lambda e: e.g * e.saved("result"),
+      lambda e: f"{e.fg} · {e.fs('result')}"))
+_add("Exp2Backward0", "out = 2^self", "exponential rule: d(2ˣ)/dx = 2ˣ · ln 2",
+     ("self", "∂out/∂self = out · ln 2", "grad · out · ln 2",
+      lambda e: e.g * e.saved("result") * math.log(2.0),
+      lambda e: f"{e.fg} · {e.fs('result')} · ln 2"))
+_add("LogBackward0", "out = ln(self)", "d(ln x)/dx = 1/x",
+     ("self", "∂out/∂self = 1 / self", "grad / self", lambda e: e.g.div(e.saved("self")),
+      lambda e: f"{e.fg} / {e.fs('self')}"))
+_add("Log1PBackward0", "out = ln(1 + self)", "d ln(1+x)/dx = 1/(1+x)",
+     ("self", "∂out/∂self = 1 / (self + 1)", "grad / (self + 1)", lambda e: e.g / (e.saved("self") + 1),
+      lambda e: f"{e.fg} / ({e.fs('self')} + 1)"))
+_add("SinBackward0", "out = sin(self)", "d(sin x)/dx = cos x",
+     ("self", "∂out/∂self = cos(self)", "grad · cos(self)", lambda e: e.g * e.saved("self").cos(),
+      lambda e: f"{e.fg} · cos({e.fs('self')})"))
+_add("CosBackward0", "out = cos(self)", "d(cos x)/dx = −sin x",
+     ("self", "∂out/∂self = −sin(self)", "grad · −sin(self)", lambda e: e.g * -e.saved("self").sin(),
+      lambda e: f"{e.fg} · -sin({e.fs('self')})"))
+_add("TanBackward0", "out = tan(self)", "d(tan x)/dx = 1 + tan² x",
+     ("self", "∂out/∂self = 1 + out²", "grad · (1 + out²)", lambda e: e.g * (1 + e.saved("result").pow(2)),
+      lambda e: f"{e.fg} · (1 + {fmt_power(e.fs('result'), 2)})"))
+_add("AtanBackward0", "out = atan(self)", "d(atan x)/dx = 1/(1 + x²)",
+     ("self", "∂out/∂self = 1 / (self² + 1)", "grad / (self · self + 1)",
+      lambda e: e.g / (e.saved("self") * e.saved("self") + 1),
+      lambda e: f"{e.fg} / ({e.fs('self')} · {e.fs('self')} + 1)"))
+_add("TanhBackward0", "out = tanh(self)", "d(tanh x)/dx = 1 − tanh² x",
+     ("self", "∂out/∂self = 1 − out²", "grad · (1 − out²)",
+      lambda e: _aten().tanh_backward(e.g, e.saved("result")),
+      lambda e: f"{e.fg} · (1 − {fmt_power(e.fs('result'), 2)})"))
+_add("SigmoidBackward0", "out = σ(self) = 1 / (1 + e^(−self))", "d σ(x)/dx = σ(x) · (1 − σ(x))",
+     ("self", "∂out/∂self = out · (1 − out)", "grad · (1 − out) · out",
+      lambda e: _aten().sigmoid_backward(e.g, e.saved("result")),
+      lambda e: f"{e.fg} · (1 − {e.fs('result')}) · {e.fs('result')}"))
+_add("SqrtBackward0", "out = √self", "power rule with exponent ½: 1/(2√x)",
+     ("self", "∂out/∂self = 1 / (2 · out)", "grad / (2 · out)", lambda e: e.g / (2 * e.saved("result")),
+      lambda e: f"{e.fg} / (2 · {e.fs('result')})"))
+_add("ReluBackward0", "out = max(self, 0)", "relu passes the gradient where its output is positive, else 0",
+     ("self", "∂out/∂self = 1 if out > 0 else 0", "grad where out > 0, else 0",
+      lambda e: _aten().threshold_backward(e.g, e.saved("result"), 0),
+      lambda e: f"{e.fg} where {e.fs('result')} > 0"))
+_add("LeakyReluBackward0", "out = self if self > 0 else slope · self",
+     "piecewise linear: slope 1 or negative_slope",
+     ("self", "∂out/∂self = 1 if self > 0 else negative_slope", "grad · (1 or negative_slope)",
+      lambda e: _aten().leaky_relu_backward(e.g, e.saved("self"), e.attr("negative_slope"), False),
+      lambda e: f"{e.fg} · (1 where {e.fs('self')} > 0, else {e.fa('negative_slope')})"))
+_add("AbsBackward0", "out = |self|", "d|x|/dx = sign(x) (0 at 0)",
+     ("self", "∂out/∂self = sign(self)", "grad · sign(self)", lambda e: e.g * e.saved("self").sgn(),
+      lambda e: f"{e.fg} · sign({e.fs('self')})"))
+
+
+def _clamp(e: Env) -> Tensor:
+    import torch
+
+    x = e.saved("self")
+    lo, hi = e.attr("min"), e.attr("max")
+    keep = torch.ones_like(x, dtype=torch.bool)
+    if lo is not None:
+        keep = keep & (x >= lo)
+    if hi is not None:
+        keep = keep & (x <= hi)
+    return torch.where(keep, e.g, torch.zeros((), dtype=e.g.dtype))
+
+
+_add("ClampBackward1", "out = clamp(self, min, max)", "1 inside [min, max], 0 where the value was clipped",
+     ("self", "∂out/∂self = 1 if min ≤ self ≤ max else 0", "grad where min ≤ self ≤ max, else 0",
+      _clamp, lambda e: f"{e.fg} where {e.fa('min')} ≤ {e.fs('self')} ≤ {e.fa('max')}"))
+_add("ClampMinBackward0", "out = max(self, min)", "1 where self ≥ min, 0 where it was clipped",
+     ("self", "∂out/∂self = 1 if self ≥ min else 0", "grad where self ≥ min, else 0",
+      _clamp, lambda e: f"{e.fg} where {e.fs('self')} ≥ {e.fa('min')}"))
+
+
+def _extreme(e: Env, lose: str) -> Tensor:
+    import torch
+
+    x, y = e.saved("self"), e.saved("other")
+    shared = torch.where(x == y, e.g / 2, e.g)
+    mask = {"self>": x > y, "self<": x < y}[f"self{lose}"]
+    return shared.masked_fill(mask, 0)
+
+
+_add("MaximumBackward0", "out = maximum(self, other)",
+     "the larger input gets the gradient; a tie splits it in half",
+     ("self", "∂out/∂self = 1 if self > other, ½ if equal, else 0",
+      "grad (½ on ties, 0 where self < other)",
+      lambda e: _extreme(e, "<"),
+      lambda e: f"{e.fg} where {e.fs('self')} ≥ {e.fs('other')} (½ on ties)"),
+     ("other", "∂out/∂other = 1 if other > self, ½ if equal, else 0",
+      "grad (½ on ties, 0 where self > other)",
+      lambda e: _extreme(e, ">"),
+      lambda e: f"{e.fg} where {e.fs('other')} ≥ {e.fs('self')} (½ on ties)"))
+_add("MinimumBackward0", "out = minimum(self, other)",
+     "the smaller input gets the gradient; a tie splits it in half",
+     ("self", "∂out/∂self = 1 if self < other, ½ if equal, else 0",
+      "grad (½ on ties, 0 where self > other)",
+      lambda e: _extreme(e, ">"),
+      lambda e: f"{e.fg} where {e.fs('self')} ≤ {e.fs('other')} (½ on ties)"),
+     ("other", "∂out/∂other = 1 if other < self, ½ if equal, else 0",
+      "grad (½ on ties, 0 where self < other)",
+      lambda e: _extreme(e, "<"),
+      lambda e: f"{e.fg} where {e.fs('other')} ≤ {e.fs('self')} (½ on ties)"))
+
+
+def _spread_extreme(e: Env) -> Tensor:
+    mask = e.saved("self") == e.saved("result")
+    return mask * (e.g / mask.sum())
+
+
+_add("MaxBackward1", "out = max(self) (all elements)",
+     "only the largest element moves the max; ties share equally",
+     ("self", "∂out/∂self_i = 1/k where self_i is one of the k maxima, else 0", "grad / k at the maxima",
+      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+_add("MinBackward1", "out = min(self) (all elements)",
+     "only the smallest element moves the min; ties share equally",
+     ("self", "∂out/∂self_i = 1/k where self_i is one of the k minima, else 0", "grad / k at the minima",
+      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+_add("WhereBackward0", "out = where(condition, self, other)",
+     "each element comes from one input, which gets its gradient",
+     ("self", "∂out/∂self = 1 where condition else 0", "grad where condition, else 0",
+      lambda e: _where(e, True), lambda e: f"{e.fg} where {e.fs('condition')}"),
+     ("other", "∂out/∂other = 0 where condition else 1", "grad where not condition, else 0",
+      lambda e: _where(e, False), lambda e: f"{e.fg} where not {e.fs('condition')}"))
+
+
+def _where(e: Env, take_self: bool) -> Tensor:
+    import torch
+
+    cond, zero = e.saved("condition").bool(), torch.zeros((), dtype=e.g.dtype)
+    return torch.where(cond, e.g, zero) if take_self else torch.where(cond, zero, e.g)
+
+
+def _aten() -> Any:
+    import torch
+
+    return torch.ops.aten
+
+
+# ---- linear algebra --------------------------------------------------------------
+_add("MmBackward0", "out = self @ mat2 (matrix · matrix)",
+     "matrix product rule: the other factor, transposed",
+     ("self", "∂out/∂self: grad_self = grad @ mat2ᵀ", "grad @ mat2ᵀ", lambda e: e.g.mm(e.saved("mat2").t()),
+      lambda e: f"{e.fg} @ {e.fmt(e.saved('mat2').t())}"),
+     ("mat2", "∂out/∂mat2: grad_mat2 = selfᵀ @ grad", "selfᵀ @ grad", lambda e: e.saved("self").t().mm(e.g),
+      lambda e: f"{e.fmt(e.saved('self').t())} @ {e.fg}"))
+_add("MvBackward0", "out = self @ vec (matrix · vector)", "matrix product rule",
+     ("self", "grad_self = grad ⊗ vec (outer product)", "outer(grad, vec)",
+      lambda e: e.g.outer(e.saved("vec")), lambda e: f"outer({e.fg}, {e.fs('vec')})"),
+     ("vec", "grad_vec = selfᵀ @ grad", "selfᵀ @ grad", lambda e: e.saved("self").t().mv(e.g),
+      lambda e: f"{e.fmt(e.saved('self').t())} @ {e.fg}"))
+_add("DotBackward0", "out = self · tensor (dot product of vectors)", "product rule, element by element",
+     ("self", "∂out/∂self = tensor", "grad · tensor", lambda e: e.g * e.saved("tensor"),
+      lambda e: f"{e.fg} · {e.fs('tensor')}"),
+     ("tensor", "∂out/∂tensor = self", "grad · self", lambda e: e.g * e.saved("self"),
+      lambda e: f"{e.fg} · {e.fs('self')}"))
+
+
+def _scaled(e: Env, name: str, t: Tensor) -> Tensor:
+    factor = e.attr(name, 1)
+    return t if factor == 1 else t * factor
+
+
+def _addmm_bias_text(e: Env) -> str:
+    text = e.fg if e.attr("beta", 1) == 1 else f"{e.fa('beta')} · {e.fg}"
+    shape = e.shape(0)
+    if shape is not None and tuple(shape) != tuple(e.g.shape):
+        text += f" summed to shape {tuple(shape)}"
+    return text
+
+
+def _sum_to(e: Env, t: Tensor, index: int) -> Tensor:
+    shape = e.shape(index)
+    if shape is None or tuple(t.shape) == tuple(shape):
+        return t
+    return t.sum_to_size(shape) if shape else t.sum()
+
+
+_add("AddmmBackward0", "out = beta · self + alpha · (mat1 @ mat2) (a linear layer)",
+     "sum rule and matrix product rule",
+     ("self", "∂out/∂self = beta (summed over broadcast rows)", "beta · grad, summed to self's shape",
+      lambda e: _sum_to(e, _scaled(e, "beta", e.g), 0), _addmm_bias_text),
+     ("mat1", "grad_mat1 = alpha · grad @ mat2ᵀ", "alpha · (grad @ mat2ᵀ)",
+      lambda e: _scaled(e, "alpha", e.g.mm(e.saved("mat2").t())),
+      lambda e: f"{e.fa('alpha')} · ({e.fg} @ {e.fmt(e.saved('mat2').t())})"),
+     ("mat2", "grad_mat2 = alpha · mat1ᵀ @ grad", "alpha · (mat1ᵀ @ grad)",
+      lambda e: _scaled(e, "alpha", e.saved("mat1").t().mm(e.g)),
+      lambda e: f"{e.fa('alpha')} · ({e.fmt(e.saved('mat1').t())} @ {e.fg})"))
+
+# ---- reductions ------------------------------------------------------------------
+
+
+def _dims(e: Env, ndim: int) -> list[int]:
+    dim = e.attr("dim")
+    dims = list(range(ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def _sum_backward(e: Env) -> Tensor:
+    sizes = e.sizes()
+    g = e.g
+    if not e.attr("keepdim", False) and sizes:
+        for d in _dims(e, len(sizes)):
+            g = g.unsqueeze(d)
+    return g.expand(sizes)
+
+
+def _count(e: Env) -> int:
+    sizes = e.sizes()
+    return math.prod(sizes[d] for d in _dims(e, len(sizes))) if sizes else 1
+
+
+_add("SumBackward0", "out = Σ self (all elements)", "sum rule: every element counts once",
+     ("self", "∂out/∂self_i = 1", "grad copied to every element", lambda e: e.g.expand(e.sizes()),
+      lambda e: f"{e.fg} copied to shape {e.sizes()}"))
+_add("SumBackward1", "out = Σ self along dim", "sum rule: every element counts once",
+     ("self", "∂out/∂self_i = 1", "grad copied along dim", _sum_backward,
+      lambda e: f"{e.fg} copied along dim {e.fa('dim')}"))
+_add("MeanBackward0", "out = (Σ self) / n (all n elements)", "sum rule and constant factor 1/n",
+     ("self", "∂out/∂self_i = 1/n", "grad / n, copied to every element",
+      lambda e: e.g.expand(e.sizes()) / math.prod(e.sizes()),
+      lambda e: f"{e.fg} / {math.prod(e.sizes())} copied to shape {e.sizes()}"))
+_add("MeanBackward1", "out = (Σ self along dim) / n", "sum rule and constant factor 1/n",
+     ("self", "∂out/∂self_i = 1/n (n elements along dim)", "grad / n, copied along dim",
+      lambda e: _sum_backward(e) / _count(e),
+      lambda e: f"{e.fg} / {_count(e)} copied along dim {e.fa('dim')}"))
+
+
+def _max_dim(e: Env) -> Tensor:
+    import torch
+
+    g, idx = e.g, e.saved("indices")
+    if not e.attr("keepdim", False):
+        g, idx = g.unsqueeze(e.attr("dim")), idx.unsqueeze(e.attr("dim"))
+    return torch.zeros(e.sizes(), dtype=e.g.dtype).scatter(e.attr("dim"), idx, g)
+
+
+_add("MaxBackward0", "values, indices = max(self, dim)", "only the selected element moves each maximum",
+     ("self", "∂out/∂self_i = 1 at the recorded index, else 0", "grad placed at indices",
+      _max_dim, lambda e: f"{e.fg} placed at indices {e.fs('indices')} along dim {e.fa('dim')}"))
+_add("MinBackward0", "values, indices = min(self, dim)", "only the selected element moves each minimum",
+     ("self", "∂out/∂self_i = 1 at the recorded index, else 0", "grad placed at indices",
+      _max_dim, lambda e: f"{e.fg} placed at indices {e.fs('indices')} along dim {e.fa('dim')}"))
+
+# ---- indexing --------------------------------------------------------------------
+
+
+def _select(e: Env) -> Tensor:
+    return _aten().select_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("index"))
+
+
+def _slice(e: Env) -> Tensor:
+    return _aten().slice_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("start"), e.attr("end"),
+                                  e.attr("step"))
+
+
+def _indices(e: Env) -> list[Tensor]:
+    found = sorted((k for k in e._saved if k.startswith("indices[")), key=lambda k: int(k[8:-1]))
+    if not found:
+        raise Unavailable("the index tensors are not in the snapshot")
+    return [e.saved(k) for k in found]
+
+
+def _index(e: Env) -> Tensor:
+    import torch
+
+    zeros = torch.zeros(e.sizes(), dtype=e.g.dtype)
+    return zeros.index_put(tuple(_indices(e)), e.g, accumulate=True)
+
+
+_add("SelectBackward0", "out = self[index] (one position along dim)",
+     "the picked element gets the gradient, others 0",
+     ("self", "∂out/∂self_i = 1 at the index, else 0", "zeros with grad written at index",
+      _select, lambda e: f"zeros{e.sizes()} with {e.fg} at [{e.fa('index')}] along dim {e.fa('dim')}"))
+_add("SliceBackward0", "out = self[start:end:step] along dim", "the kept elements get the gradient, others 0",
+     ("self", "∂out/∂self_i = 1 inside the slice, else 0", "zeros with grad written into the slice",
+      _slice, lambda e: f"zeros{e.sizes()} with {e.fg} in the slice"))
+_add("IndexBackward0", "out = self[indices] (advanced indexing)",
+     "each picked element gets its gradient; repeats add up",
+     ("self", "∂out/∂self_i = number of times i was picked", "zeros with grad added at indices",
+      _index, lambda e: f"zeros{e.sizes()} with {e.fg} added at the indices"))
+
+# ---- shape changes: the numbers move, nothing is multiplied ----------------------------
+
+
+def _inverse(dims: Any) -> list[int]:
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d % len(dims)] = i
+    return inv
+
+
+def _squeeze_back(e: Env) -> Tensor:
+    return e.g.reshape(e.sizes())
+
+
+_add("ExpandBackward0", "out = self.expand(size)", "a copied element counts once per copy: gradients add up",
+     ("self", "∂out/∂self = 1 per copy", "grad summed over the copies",
+      lambda e: e.g.sum_to_size(e.sizes()) if e.sizes() else e.g.sum(),
+      lambda e: f"{e.fg} summed to shape {e.sizes()}"))
+_add("ViewBackward0", "out = self.view(shape) / reshape / flatten", "same numbers, new shape",
+     ("self", "∂out/∂self = identity", "grad reshaped back", lambda e: e.g.reshape(e.sizes()),
+      lambda e: f"{e.fg} reshaped to {e.sizes()}"))
+_add("UnsafeViewBackward0", "out = self reshaped (a copy)", "same numbers, new shape",
+     ("self", "∂out/∂self = identity", "grad reshaped back", lambda e: e.g.reshape(e.sizes()),
+      lambda e: f"{e.fg} reshaped to {e.sizes()}"))
+_add("TBackward0", "out = selfᵀ", "transposing is undone by transposing",
+     ("self", "∂out/∂self = identity (transposed)", "gradᵀ", lambda e: e.g.t(), lambda e: f"{e.fg}ᵀ"))
+_add("TransposeBackward0", "out = self.transpose(dim0, dim1)", "a swap of dims is undone by the same swap",
+     ("self", "∂out/∂self = identity (swapped)", "grad.transpose(dim0, dim1)",
+      lambda e: e.g.transpose(e.attr("dim0"), e.attr("dim1")),
+      lambda e: f"{e.fg}.transpose({e.fa('dim0')}, {e.fa('dim1')})"))
+_add("PermuteBackward0", "out = self.permute(dims)", "a permutation is undone by its inverse",
+     ("self", "∂out/∂self = identity (permuted)", "grad.permute(inverse of dims)",
+      lambda e: e.g.permute(_inverse(e.attr("dims"))),
+      lambda e: f"{e.fg}.permute{tuple(_inverse(e.attr('dims')))}"))
+_add("UnsqueezeBackward0", "out = self.unsqueeze(dim)", "adding a dim of size 1 is undone by removing it",
+     ("self", "∂out/∂self = identity", "grad.squeeze(dim)", lambda e: e.g.squeeze(e.attr("dim")),
+      lambda e: f"{e.fg}.squeeze({e.fa('dim')})"))
+_SQUEEZES = (("SqueezeBackward0", "self.squeeze()"), ("SqueezeBackward1", "self.squeeze(dim)"),
+             ("SqueezeBackward2", "self.squeeze(dims)"),
+             ("SqueezeBackward4", "self.squeeze(dim) (from matmul)"))
+for _name, _what in _SQUEEZES:
+    _add(_name, f"out = {_what}", "removing dims of size 1 is undone by putting them back",
+         ("self", "∂out/∂self = identity", "grad reshaped back", _squeeze_back,
+          lambda e: f"{e.fg} reshaped to {e.sizes()}"))
+_add("CloneBackward0", "out = self.clone()", "a copy: identity",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg))
+_add("AliasBackward0", "out = alias of self", "the same numbers: identity",
+     ("self", "∂out/∂self = 1", "grad", lambda e: e.g, lambda e: e.fg))
+
+
+def _cat_part(e: Env, index: int) -> Tensor:
+    dim = e.attr("dim")
+    offset = 0
+    for i in range(index):
+        shape = e.shape(i)
+        if shape is None:
+            raise Unavailable("the shapes of the concatenated inputs are not in the snapshot")
+        offset += shape[dim] if shape else 0
+    shape = e.shape(index)
+    if shape is None:
+        raise Unavailable("the shapes of the concatenated inputs are not in the snapshot")
+    return e.g.narrow(dim, offset, shape[dim])
+
+
+def _stack_part(e: Env, index: int) -> Tensor:
+    return e.g.select(e.attr("dim"), index)
+
+
+_add("CatBackward0", "out = cat(tensors, dim)", "each input gets back its own block of the gradient",
+     ("tensors[i]", "∂out/∂tensors[i] = identity on its block", "the i-th block of grad along dim",
+      lambda e: _cat_part(e, 0), lambda e: f"block of {e.fg} along dim {e.fa('dim')}"))
+_add("StackBackward0", "out = stack(tensors, dim)", "each input gets back its own slice of the gradient",
+     ("tensors[i]", "∂out/∂tensors[i] = identity on its slice", "grad.select(dim, i)",
+      lambda e: _stack_part(e, 0), lambda e: f"slice of {e.fg} along dim {e.fa('dim')}"))
+
+# ---- softmax and losses ----------------------------------------------------------
+
+
+def _softmax(e: Env) -> Tensor:
+    return _aten()._softmax_backward_data(e.g, e.saved("result"), e.attr("dim"), e.g.dtype)
+
+
+def _log_softmax(e: Env) -> Tensor:
+    return _aten()._log_softmax_backward_data(e.g, e.saved("result"), e.attr("dim"), e.g.dtype)
+
+
+_add("SoftmaxBackward0", "out_i = e^(self_i) / Σ_j e^(self_j)",
+     "quotient rule: ∂out_i/∂self_j = out_i · (δ_ij − out_j)",
+     ("self", "∂out_i/∂self_j = out_i · (δ_ij − out_j)", "out · (grad − Σ(grad · out))",
+      _softmax, lambda e: f"{e.fs('result')} · ({e.fg} − Σ({e.fg} · {e.fs('result')}))"))
+_add("LogSoftmaxBackward0", "out_i = self_i − ln Σ_j e^(self_j)", "d/dself_j: δ_ij − softmax_j",
+     ("self", "∂out_i/∂self_j = δ_ij − softmax(self)_j", "grad − e^out · Σ grad",
+      _log_softmax, lambda e: f"{e.fg} − exp({e.fs('result')}) · Σ{e.fg}"))
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _mse(e: Env, first: str, second: str) -> Tensor:
+    return _aten().mse_loss_backward(e.g, e.saved(first), e.saved(second), e.attr("reduction", 1))
+
+
+def _mse_text(e: Env, first: str, second: str) -> str:
+    n = e.saved("self").numel() if e.attr("reduction", 1) == 1 else 1
+    return f"{e.fg} · 2 · ({e.fs(first)} − {e.fs(second)}) / {n}"
+
+
+_add("MseLossBackward0", "out = mean((self − target)²) (reduction='mean')",
+     "power rule and chain rule, 1/n from the mean",
+     ("self", "∂out/∂self = 2 · (self − target) / n", "grad · 2 · (self − target) / n",
+      lambda e: _mse(e, "self", "target"), lambda e: _mse_text(e, "self", "target")),
+     ("target", "∂out/∂target = −2 · (self − target) / n", "grad · 2 · (target − self) / n",
+      lambda e: _mse(e, "target", "self"), lambda e: _mse_text(e, "target", "self")))
+
+
+def _nll(e: Env) -> Tensor:
+    weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
+    return _aten().nll_loss_backward(e.g, e.saved("self"), e.saved("target"), weight,
+                                     e.attr("reduction", 1), e.attr("ignore_index", -100),
+                                     e.saved("total_weight"))
+
+
+_add("NllLossBackward0", "out = −mean(self[i, target_i]) (self holds log-probabilities)",
+     "only the picked log-probability moves the loss",
+     ("self", "∂out/∂self[i, c] = −1/N if c = target_i else 0", "−grad / N at each row's target",
+      _nll, lambda e: f"-{e.fg} / {e.fs('total_weight')} at targets {e.fs('target')}"))
+
+
+def _bce_text(e: Env) -> str:
+    p, t = e.fs("self"), e.fs("target")
+    return f"{e.fg} · ({p} − {t}) / ({p} · (1 − {p}))"
+
+
+def _bce(e: Env) -> Tensor:
+    weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
+    return _aten().binary_cross_entropy_backward(e.g, e.saved("self"), e.saved("target"), weight,
+                                                 e.attr("reduction", 1))
+
+
+_add("BinaryCrossEntropyBackward0", "out = −mean(t · ln p + (1 − t) · ln(1 − p))",
+     "d/dp: (p − t) / (p · (1 − p)), 1/n from the mean",
+     ("self", "∂out/∂self = (self − target) / (self · (1 − self)) / n", "grad · (p − t) / (p(1 − p)) / n",
+      _bce, _bce_text))
+_add("GeluBackward0", "out = self · Φ(self)", "product rule with the normal CDF Φ",
+     ("self", "∂out/∂self = Φ(self) + self · φ(self)", "grad · (Φ(self) + self · φ(self))",
+      lambda e: _aten().gelu_backward(e.g, e.saved("self"), approximate=e.attr("approximate", "none")),
+      lambda e: f"{e.fg} · (Φ({e.fs('self')}) + {e.fs('self')} · φ({e.fs('self')}))"))
+_add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta",
+     "chain rule: the derivative is σ(beta · self)",
+     ("self", "∂out/∂self = σ(beta · self)", "grad · σ(beta · self)",
+      lambda e: _aten().softplus_backward(e.g, e.saved("self"), e.attr("beta", 1), e.attr("threshold", 20)),
+      lambda e: f"{e.fg} · σ({e.fa('beta')} · {e.fs('self')})"))
+
+# ---- nodes without a formula of their own ------------------------------------------
+_add(COPY_SLICES, "base[view] = value (an in-place write through a view)",
+     "the written region's old values no longer matter: their gradient is 0 for the base",
+     ("base", "grad_base = grad with the written region set to 0", "grad, zeroed where the view was written",
+      lambda e: _no_geometry(), lambda e: _no_geometry()),
+     ("value", "grad_value = grad restricted to the written region", "grad[view region]",
+      lambda e: _no_geometry(), lambda e: _no_geometry()))
+_add(ACCUMULATE_GRAD, "leaf.grad += incoming gradient",
+     "the end of the chain: gradients of a leaf are summed into .grad",
+     (".grad", ".grad ← .grad + grad (or grad when .grad is None)", "grad added to .grad",
+      lambda e: e.g, lambda e: e.fg))
+
+
+def _no_geometry() -> Any:
+    raise Unavailable("the region a view wrote is not visible from Python; "
+                      "the walkthrough shows torch's numbers")
+
+
+# ---------------------------------------------------------------- looking up and filling in
+
+
+def formula_for(name: str) -> Formula | None:
+    """The formula of a node type (``node.name()``), or ``None`` when none is recorded."""
+    return FORMULAS.get(name)
+
+
+def rule_text(name: str, index: int = 0) -> str:
+    """The local rule for input ``index`` of a node type, or an honest 'no formula recorded'."""
+    formula = FORMULAS.get(name)
+    if formula is None:
+        return f"no formula recorded for {name}"
+    rule = formula.rules[min(index, len(formula.rules) - 1)]
+    return rule.local
+
+
+def _rule_index(formula: Formula, index: int) -> int | None:
+    if formula.inputs and formula.inputs[0] == "tensors[i]":
+        return 0
+    return index if index < len(formula.rules) else None
+
+
+def _grad_tensor(grad: Any, dtype: str) -> Any:
+    if hasattr(grad, "detach"):
+        return grad.detach()
+    from ._numbers import to_tensor
+
+    t = to_tensor(grad, dtype)
+    return t if t.is_floating_point() else t.to(to_tensor(0.0, dtype).dtype)
+
+
+def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
+            input_shapes: tuple[tuple[int, ...] | None, ...] | None = None) -> Filled:
+    """Write ``node``'s rule with its own numbers and the incoming ``grad``.
+
+    ``grad`` is a tensor or plain values (a number or nested lists) in
+    ``dtype``. ``input_shapes`` (the shapes of the node's inputs, in
+    ``next_functions`` order) lets broadcast gradients be summed back, and is
+    needed by ``cat``. Only inputs that are connected (``node.inputs[i]`` not
+    ``None``) are filled in. Returns a :class:`Filled` whose ``note`` says what
+    could not be filled in and why.
+    """
+    formula = FORMULAS.get(node.name)
+    if formula is None:
+        return Filled(node.id, node.name, False, note=f"no formula recorded for {node.name}")
+    try:
+        env = Env(node, _grad_tensor(grad, dtype), dtype, input_shapes)
+    except (ValueError, TypeError) as exc:
+        return Filled(node.id, node.name, True, note=f"the incoming gradient could not be read: {exc}")
+    if node.name == ACCUMULATE_GRAD:
+        return _fill_parts(formula, env, node, [0])
+    wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
+    return _fill_parts(formula, env, node, wanted)
+
+
+def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int]) -> Filled:
+    parts: list[FilledPart] = []
+    notes: list[str] = []
+    for index in wanted:
+        ri = _rule_index(formula, index)
+        if ri is None:
+            notes.append(f"input {index} has no recorded rule")
+            continue
+        rule = formula.rules[ri]
+        try:
+            part = _fill_one(formula, rule, env, index)
+        except Unavailable as exc:
+            notes.append(f"grad_{rule.input}: {exc}")
+            continue
+        except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            notes.append(f"grad_{rule.input}: could not be computed from the snapshot ({reason})")
+            continue
+        parts.append(part)
+    return Filled(node.id, node.name, True, tuple(parts), "; ".join(notes) or None)
+
+
+def _fill_one(formula: Formula, rule: Rule, env: Env, index: int) -> FilledPart:
+    if rule.input == "tensors[i]":
+        many = _cat_part if formula.name == "CatBackward0" else _stack_part
+        value = many(env, index)
+        expr = formula.exprs[rule.input](env)
+        expr = expr.replace("block", f"block {index}").replace("slice", f"slice {index}")
+        label = f"tensors[{index}]"
+    else:
+        value = formula.grads[rule.input](env)
+        expr = formula.exprs[rule.input](env)
+        label = rule.input
+    value = _sum_to(env, value, index)
+    if value.numel() > 16:
+        raise Unavailable(f"the {tuple(value.shape)} result is too large to write out")
+    return FilledPart(label, index, rule.local, expr, value.tolist(), dtype_name(value.dtype))
