@@ -1,0 +1,220 @@
+"""What a picture of one step contains, before it becomes DOT: boxes, rows, edges.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+A :class:`Scene` is plain data built from one :class:`~gradtrace.model.Step`:
+one :class:`Box` per Python name, tensor object and backward node, each with its
+text rows and the marks the step put on it (``created``, ``mutated``, ...), and
+the edges between them. ``dot.py`` turns a scene into DOT; ``film.py`` builds
+one scene per step and lays out their union once. All learner text in a box is
+already passed through :func:`~gradtrace.render.words.clean` and cut to
+``limit`` characters; escaping for DOT happens in ``dot.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model import ALIVE, FREED, Backward, Bind, Create, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
+from .words import clean, op_name, shape_text, summary_text
+
+__all__ = ["Row", "Box", "Link", "Scene", "scene", "roots"]
+
+#: Longest text in one row of a box (longer text ends with ``…``).
+LIMIT = 40
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a box; ``cls`` is ``head``, ``freed``, ``stale``, ``grad`` or empty."""
+
+    text: str
+    cls: str = ""
+
+
+@dataclass(frozen=True)
+class Box:
+    """A drawn object. ``key`` is the dot node name (``t1``, ``n1``, ``name1``)."""
+
+    key: str
+    group: str  # "name", "tensor", "node", "acc"
+    kind: str  # leaf/nonleaf/retained/const/root for tensors, op/acc/name otherwise
+    rows: tuple[Row, ...]
+    marks: tuple[str, ...] = ()
+    label: str = ""  # what the box stands for: model id or the Python name
+
+
+@dataclass(frozen=True)
+class Link:
+    """An edge ``tail -> head`` as the arrow is meant (``kind`` says which)."""
+
+    tail: str
+    head: str
+    kind: str  # "name", "grad_fn", "next", "variable", "saved"
+    marks: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}-{self.tail}-{self.head}"
+
+
+@dataclass(frozen=True)
+class Scene:
+    boxes: tuple[Box, ...]
+    links: tuple[Link, ...]
+    names: dict[str, str] = field(default_factory=dict)  # name -> box key
+
+
+def roots(step: Step) -> set[str]:
+    """Tensors whose ``grad_fn`` no other node of the step leads to: the outputs."""
+    fed = {e.node for n in step.nodes.values() for e in n.inputs if e is not None}
+    return {t.id for t in step.tensors.values() if t.grad_fn is not None and t.grad_fn not in fed}
+
+
+def _marks(step: Step) -> dict[str, list[str]]:
+    """What this step did to each object, from its events: created, mutated, stale, freed, grad, moved."""
+    marks: dict[str, list[str]] = {}
+
+    def add(key: str, mark: str) -> None:
+        marks.setdefault(key, [])
+        if mark not in marks[key]:
+            marks[key].append(mark)
+
+    for e in step.events:
+        if isinstance(e, Create):
+            for k in e.tensors + e.nodes:
+                add(k, "created")
+        elif isinstance(e, Mutate):
+            add(e.tensor, "mutated")
+            for node, _ in e.stale:
+                add(node, "stale")
+        elif isinstance(e, Backward):
+            for g in e.grads:
+                add(g.tensor, "grad")
+            for node, _ in e.freed:
+                add(node, "freed")
+        elif isinstance(e, Grad):
+            add(e.change.tensor, "grad")
+        elif isinstance(e, (Bind, Rebind)):
+            add("name:" + e.name, "moved")
+    return marks
+
+
+def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
+    """``self = t1 42.`` with its state: grey when freed, red when stale."""
+    target = f"{s.tensor} " if s.tensor else ""
+    text = f"{clean(s.name, 16)} = {target}{summary_text(s.value, 16)}"
+    if s.state == ALIVE:
+        return Row(clean(text, limit))
+    if s.state == FREED:
+        return Row(clean(text + " (freed)", limit), "freed")
+    return Row(clean(f"{text} STALE v{s.saved_version}->v{s.version}", limit), "stale")
+
+
+def node_rows(
+    node: NodeInfo, show_attrs: bool = True, show_saved: bool = True, limit: int = LIMIT
+) -> list[Row]:
+    rows = [Row(f"{node.id} {op_name(node.name)}", "head")]
+    if show_attrs:
+        rows += [Row(clean(f"{clean(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
+    if show_saved:
+        rows += [saved_row(s, limit) for s in node.saved]
+    return [Row(clean(r.text, limit), r.cls) for r in rows]
+
+
+def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = LIMIT) -> list[Row]:
+    t = step.tensors[tid]
+    head = f"{title} {tid}" if title else tid
+    grad_cls = "grad" if t.grad is not None else ""
+    return [
+        Row(clean(f"{head} {kind} v{t.version}", limit), "head"),
+        Row("data " + summary_text(t.value, limit - 5)),
+        Row("grad " + summary_text(t.grad, limit - 5), grad_cls),
+        Row(clean(f"{t.dtype} {shape_text(t.shape)}", limit)),
+    ]
+
+
+def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], titled: bool, limit: int) -> Box:
+    t = step.tensors[tid]
+    kind = "root" if tid in out else t.kind
+    names = step.names_of(tid)
+    title = clean(", ".join(names), 20) if titled and names else ""
+    extra = [] if names or titled else ["unnamed"]
+    return Box(
+        tid, "tensor", kind, tuple(tensor_rows(step, tid, t.kind, title, limit)), tuple(marks + extra), tid
+    )
+
+
+def _node_box(node: NodeInfo, marks: list[str], attrs: bool, saved: bool, limit: int) -> Box:
+    group = "acc" if node.is_accumulate else "node"
+    rows = tuple(node_rows(node, attrs, saved, limit))
+    return Box(node.id, group, "acc" if node.is_accumulate else "op", rows, tuple(marks), node.id)
+
+
+def _links(step: Step, marks: dict[str, list[str]], saved: bool) -> list[Link]:
+    links = []
+    for t in step.tensors.values():
+        if t.grad_fn is not None and t.grad_fn in step.nodes:
+            links.append(
+                Link(t.id, t.grad_fn, "grad_fn", tuple(m for m in marks.get(t.id, []) if m == "mutated"))
+            )
+    for n in step.nodes.values():
+        for e in n.inputs:
+            if e is not None and e.node in step.nodes:
+                links.append(Link(n.id, e.node, "next"))
+        if n.variable is not None and n.variable in step.tensors:
+            links.append(Link(n.id, n.variable, "variable"))
+        if saved:
+            for s in n.saved:
+                if s.tensor is not None and s.tensor in step.tensors:
+                    links.append(Link(n.id, s.tensor, "saved", (s.state,) if s.state != ALIVE else ()))
+    return _unique(links)
+
+
+def _unique(links: list[Link]) -> list[Link]:
+    seen: dict[str, Link] = {}
+    for link in links:
+        if link.key not in seen:
+            seen[link.key] = link
+        elif link.marks:  # a stale/freed mark wins over a plain one
+            seen[link.key] = Link(
+                link.tail, link.head, link.kind, tuple(dict.fromkeys(seen[link.key].marks + link.marks))
+            )
+    return list(seen.values())
+
+
+def scene(
+    step: Step,
+    *,
+    names: bool = True,
+    show_attrs: bool = True,
+    show_saved: bool = True,
+    name_keys: dict[str, str] | None = None,
+    limit: int = LIMIT,
+) -> Scene:
+    """The boxes and arrows of ``step``.
+
+    With ``names`` the Python names get their own boxes (a names panel) with
+    arrows to the tensors they name; without, a tensor's names are written in
+    its box. ``name_keys`` fixes the box key of each name (the film keeps keys
+    stable across steps); by default names are ``name1, name2, ...`` in order.
+    """
+    marks = _marks(step)
+    out = roots(step)
+    boxes: list[Box] = []
+    links: list[Link] = []
+    keys: dict[str, str] = {}
+    if names:
+        for i, (name, tid) in enumerate(step.bindings.items(), start=1):
+            key = name_keys[name] if name_keys is not None else f"name{i}"
+            keys[name] = key
+            name_marks = tuple(marks.get("name:" + name, []))
+            boxes.append(Box(key, "name", "name", (Row(clean(name, limit)),), name_marks, name))
+            if tid in step.tensors:
+                links.append(Link(key, tid, "name", name_marks))
+    for tid in step.tensors:
+        boxes.append(_tensor_box(step, tid, out, marks.get(tid, []), not names, limit))
+    for node in step.nodes.values():
+        boxes.append(_node_box(node, marks.get(node.id, []), show_attrs, show_saved, limit))
+    links += _links(step, marks, show_saved)
+    return Scene(tuple(boxes), tuple(links), keys)
