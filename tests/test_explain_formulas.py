@@ -223,3 +223,22 @@ def test_freed_saved_values_are_reported_not_guessed():
     y.sum().backward()
     filled = fill_in(node_info(y.grad_fn, "n1"), [1.0, 1.0])
     assert not filled.parts and "freed" in (filled.note or "")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_filled_in_from_the_tracers_snapshot(case):
+    """The same check, reading the node as the tracer records it (gradtrace.snapshot)."""
+    import gradtrace
+
+    built = CASES[case](torch.float32)
+    step = gradtrace.snapshot(built)
+    root_id = step.tensors[step.bindings["output"]].grad_fn
+    info = step.nodes[root_id]
+    assert info.name == built.grad_fn.name()
+    grad = torch.randn(built.shape, generator=torch.Generator().manual_seed(3))
+    shapes = tuple(None if m is None else m[0] for m in input_meta(built.grad_fn))
+    filled = fill_in(info, grad.tolist(), "float32", shapes)
+    assert filled.known and filled.note is None, filled.note
+    expected = _torch_grads(built, grad)
+    for part in filled.parts:
+        assert torch.equal(torch.tensor(part.values, dtype=torch.float32), expected[part.index]), part.text

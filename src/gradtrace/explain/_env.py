@@ -76,7 +76,7 @@ class Env:
             raise Unavailable(f"{name} was freed by an earlier backward()")
         if entry.state == STALE:
             raise Unavailable(f"{name} was changed in place after it was saved")
-        if entry.value is None:
+        if entry.value is None or (entry.value.values is None and entry.value.text == "None"):
             raise Unavailable(f"{name} has no recorded value")
         if entry.value.values is None:
             raise Unavailable(f"{name} has more than {MAX_ELEMENTS} elements")

@@ -708,13 +708,20 @@ def _no_geometry() -> Any:
 
 
 def formula_for(name: str) -> Formula | None:
-    """The formula of a node type (``node.name()``), or ``None`` when none is recorded."""
-    return FORMULAS.get(name)
+    """The formula of a node type (``node.name()``), or ``None`` when none is recorded.
+
+    ``AccumulateGrad`` and ``CopySlices`` are found with or without torch's
+    ``torch::autograd::`` prefix.
+    """
+    return FORMULAS.get(name) or FORMULAS.get(_PREFIX + name)
+
+
+_PREFIX = "torch::autograd::"
 
 
 def rule_text(name: str, index: int = 0) -> str:
     """The local rule for input ``index`` of a node type, or an honest 'no formula recorded'."""
-    formula = FORMULAS.get(name)
+    formula = formula_for(name)
     if formula is None:
         return f"no formula recorded for {name}"
     rule = formula.rules[min(index, len(formula.rules) - 1)]
@@ -747,14 +754,14 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     ``None``) are filled in. Returns a :class:`Filled` whose ``note`` says what
     could not be filled in and why.
     """
-    formula = FORMULAS.get(node.name)
+    formula = formula_for(node.name)
     if formula is None:
         return Filled(node.id, node.name, False, note=f"no formula recorded for {node.name}")
     try:
         env = Env(node, _grad_tensor(grad, dtype), dtype, input_shapes)
     except (ValueError, TypeError) as exc:
         return Filled(node.id, node.name, True, note=f"the incoming gradient could not be read: {exc}")
-    if node.name == ACCUMULATE_GRAD:
+    if formula.name == ACCUMULATE_GRAD:
         return _fill_parts(formula, env, node, [0])
     wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
     return _fill_parts(formula, env, node, wanted)
