@@ -10,8 +10,9 @@ objects and ``n1, n2, ...`` for backward nodes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Union
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -225,7 +226,7 @@ class Error:
     kind: str = field(default="error", init=False)
 
 
-Event = Union[Create, Bind, Rebind, Unbind, Mutate, Backward, Grad, Untracked, Error]
+Event = Create | Bind | Rebind | Unbind | Mutate | Backward | Grad | Untracked | Error
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import linecache
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -242,7 +243,7 @@ class Tracer:
             nid = ids.node(out.grad_fn)
             if nid is not None and ids.tensor(out) is not None:
                 book.link_output(nid, out)
-        for name, t in named:
+        for _name, t in named:
             book.walk(t.grad_fn, output=t)
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()

@@ -11,8 +11,9 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 

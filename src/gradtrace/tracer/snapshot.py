@@ -6,7 +6,8 @@ Used by :func:`gradtrace.make_dot` and :func:`gradtrace.show`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The README's test command: lint, types, then every test (browser tests included).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+status=0
+$PY -m ruff check src tests benchmarks examples || status=1
+$PY -m mypy || status=1
+$PY -m pytest -q -p no:cacheprovider "$@"
+rc=$?
+if [ $rc -eq 5 ]; then
+  echo "no tests were collected: that is a failure" >&2
+  rc=1
+fi
+[ $rc -ne 0 ] && status=$rc
+exit $status
