@@ -53,9 +53,7 @@ def clean(text: object, limit: int | None = None) -> str:
             out.append(" ")
         elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
             code = ord(ch)
-            out.append(
-                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-            )
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(ch)
     result = "".join(out)
@@ -140,7 +138,12 @@ def _mutate(step: Step, e: Mutate) -> str:
 
 def _backward(step: Step, e: Backward) -> str:
     call = "torch.autograd.grad()" if e.call != "backward" else "backward()"
-    text = f"{call} from {tensor_ref(step, e.root)}"
+    if e.root is not None:
+        text = f"{call} from {tensor_ref(step, e.root)}"
+    elif e.root_node is not None:
+        text = f"{call} from a tensor no name holds (its grad_fn is {node_ref(step, e.root_node)})"
+    else:
+        text = f"{call} from a tensor no name holds"
     if e.gradient is not None:
         text += f" with gradient {summary_text(e.gradient)}"
     parts = [text]
@@ -196,4 +199,4 @@ def prediction_words(step: Step, p: Prediction) -> str:
         f"saved value {clean(p.saved)} of {node_ref(step, p.node)} was saved at version "
         f"{p.saved_version} but {p.tensor or 'the tensor'} is now at version {p.version}"
     )
-    return f"backward() from {who} will fail: {why}: {clean(p.message)}"
+    return f"backward() from {who} will fail: {why}"
