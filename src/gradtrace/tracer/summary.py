@@ -87,12 +87,15 @@ def format_number(v: Any, dtype: torch.dtype) -> str:
 
 
 def _shortest(v: float, dtype: torch.dtype) -> str:
+    """Whole numbers below 1e16 in full; others in the fewest digits that read back to ``v``."""
+    if float(v).is_integer() and abs(v) < 1e16:
+        return ("-" if math.copysign(1.0, v) < 0 else "") + str(abs(int(v)))
     if dtype == torch.float64 or not isinstance(dtype, torch.dtype):
-        return repr(v) if not float(v).is_integer() or abs(v) >= 1e16 else str(int(v))
+        return repr(v)
     for digits in range(1, 18):
         text = f"{v:.{digits}g}"
         if _round(float(text), dtype) == v:
-            return text
+            return repr(float(text))
     return repr(v)
 
 
