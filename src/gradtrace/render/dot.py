@@ -174,9 +174,7 @@ def _chip(fill: str, border: str, text: str) -> str:
 def legend_table() -> str:
     """The colour legend as one row of chips (an HTML-like table, for a graph label)."""
     chips = [_chip(FILL[k], BORDER, t) for k, t in LEGEND]
-    chips += [
-        _chip("#ffffff", MARK[m][0], t) for m, t in (("created", "new"), ("mutated", "changed in place"))
-    ]
+    chips += [_chip("#ffffff", MARK[m][0], t) for m, t in (("created", "new"), ("mutated", "changed in place"))]
     chips.append(f'<TD><FONT COLOR="{ROW_COLOR["stale"]}">red: stale</FONT></TD>')
     return f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1"><TR>{"".join(chips)}</TR></TABLE>'
 
@@ -225,9 +223,7 @@ def scene_dot(
     lines = _header(rankdir, _graph_label(title, legend), bg)
     name_boxes = [b for b in sc.boxes if b.group == "name"]
     if name_boxes:
-        lines.append(
-            '  subgraph cluster_names { id="gt-names" label="names" style="rounded,dashed" color="#adb5bd";'
-        )
+        lines.append('  subgraph cluster_names { id="gt-names" label="names" style="rounded,dashed" color="#adb5bd";')
         lines += ["  " + box_dot(b) for b in name_boxes]
         lines.append("    rank=same;")
         lines.append("  }")
@@ -268,7 +264,5 @@ def graph_dot(
     A tensor's names (e.g. parameter names passed to ``snapshot``) are written in
     its box; leaves are at the top and the output at the bottom.
     """
-    sc = scene(
-        step, names=False, show_attrs=show_attrs, show_saved=show_saved, limit=max(max_attr_chars, LIMIT)
-    )
+    sc = scene(step, names=False, show_attrs=show_attrs, show_saved=show_saved, limit=max(max_attr_chars, LIMIT))
     return scene_dot(sc, rankdir=rankdir)

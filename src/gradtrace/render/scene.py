@@ -111,9 +111,7 @@ def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
     return Row(clean(f"{text} STALE v{s.saved_version}->v{s.version}", limit), "stale")
 
 
-def node_rows(
-    node: NodeInfo, show_attrs: bool = True, show_saved: bool = True, limit: int = LIMIT
-) -> list[Row]:
+def node_rows(node: NodeInfo, show_attrs: bool = True, show_saved: bool = True, limit: int = LIMIT) -> list[Row]:
     rows = [Row(f"{node.id} {op_name(node.name)}", "head")]
     if show_attrs:
         rows += [Row(clean(f"{clean(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
@@ -140,9 +138,7 @@ def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], titled: b
     names = step.names_of(tid)
     title = clean(", ".join(names), 20) if titled and names else ""
     extra = [] if names or titled else ["unnamed"]
-    return Box(
-        tid, "tensor", kind, tuple(tensor_rows(step, tid, t.kind, title, limit)), tuple(marks + extra), tid
-    )
+    return Box(tid, "tensor", kind, tuple(tensor_rows(step, tid, t.kind, title, limit)), tuple(marks + extra), tid)
 
 
 def _node_box(node: NodeInfo, marks: list[str], attrs: bool, saved: bool, limit: int) -> Box:
@@ -155,9 +151,7 @@ def _links(step: Step, marks: dict[str, list[str]], saved: bool) -> list[Link]:
     links = []
     for t in step.tensors.values():
         if t.grad_fn is not None and t.grad_fn in step.nodes:
-            links.append(
-                Link(t.id, t.grad_fn, "grad_fn", tuple(m for m in marks.get(t.id, []) if m == "mutated"))
-            )
+            links.append(Link(t.id, t.grad_fn, "grad_fn", tuple(m for m in marks.get(t.id, []) if m == "mutated")))
     for n in step.nodes.values():
         for e in n.inputs:
             if e is not None and e.node in step.nodes:

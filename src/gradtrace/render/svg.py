@@ -66,9 +66,7 @@ def _run(source: str, fmt: str, timeout: float) -> bytes:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise LayoutError(
-            f"{binary} took more than {timeout:g}s to lay out the graph; show fewer steps"
-        ) from None
+        raise LayoutError(f"{binary} took more than {timeout:g}s to lay out the graph; show fewer steps") from None
     except OSError as exc:
         raise LayoutError(f"could not run {binary} ({exc.strerror}): {INSTALL_HINT}") from None
     if done.returncode != 0 or not done.stdout:

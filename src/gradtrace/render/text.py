@@ -133,9 +133,7 @@ def trace_text(trace: Trace) -> str:
     parts += [step_text(s) for s in trace.steps]
     tail = _final_grads(trace)
     if trace.steps_unrecorded:
-        tail.append(
-            f"{trace.steps_unrecorded} more steps ran but were not recorded (max_steps={trace.max_steps})"
-        )
+        tail.append(f"{trace.steps_unrecorded} more steps ran but were not recorded (max_steps={trace.max_steps})")
     if trace.error is not None:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
