@@ -157,6 +157,7 @@ class GraphBook:
         pairs = read_saved(node, tensor_fields)
         pairs += custom_saved(node) or []
         saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
+        saved = tuple(_freed_if_gone(node, s) for s in saved)
         return NodeInfo(
             id=nid,
             name=name,
@@ -235,6 +236,23 @@ class GraphBook:
                 saved.append(s)
             self.nodes[nid] = replace(info, saved=tuple(saved))
         return stale
+
+
+def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:
+    """A saved slot read as empty is ``freed`` when reading it raises (a backward freed it).
+
+    An empty slot that reads as ``None`` was never filled (e.g. ``x * 2`` saves no ``self``).
+    Matters for nodes first seen after ``backward()``, as in ``snapshot`` of a used graph.
+    """
+    if saved.tensor is not None or saved.saved_version is not None or saved.name.startswith("saved_tensors["):
+        return saved
+    try:
+        getattr(node, "_saved_" + saved.name.split("[", 1)[0])
+    except RuntimeError:
+        return replace(saved, state=FREED)
+    except Exception:
+        return saved
+    return saved
 
 
 def _same_storage(a: torch.Tensor, b: Any) -> bool:
