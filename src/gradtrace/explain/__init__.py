@@ -10,14 +10,21 @@ formulas compute their figures with torch in the tensor's dtype).
 from __future__ import annotations
 
 from .formulas import FORMULAS, Filled, FilledPart, Formula, Rule, fill_in, formula_for, rule_text
+from .walkthrough import GradValue, GraphTooLarge, LeafGrad, WalkStep, Walkthrough, walkthrough
 
 __all__ = [
     "FORMULAS",
     "Filled",
     "FilledPart",
+    "GradValue",
+    "GraphTooLarge",
+    "LeafGrad",
+    "WalkStep",
+    "Walkthrough",
     "Formula",
     "Rule",
     "fill_in",
     "formula_for",
     "rule_text",
+    "walkthrough",
 ]

@@ -40,6 +40,8 @@ def fmt_number(v: Any, dtype: str = "float32") -> str:
         return "inf" if v > 0 else "-inf"
     if v == 0:
         return "-0" if math.copysign(1.0, v) < 0 else "0"
+    if v.is_integer() and abs(v) < 1e16:
+        return str(int(v))  # every digit of an integral value is exact
     if "float32" in dtype or "half" in dtype or "float16" in dtype or "bfloat16" in dtype:
         text = _shortest(v, _f32)
     else:

@@ -1,0 +1,78 @@
+"""The plain-text rendering of a :class:`~gradtrace.explain.walkthrough.Walkthrough`.
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .walkthrough import GradValue, WalkStep, Walkthrough
+
+
+def _g(value: GradValue | None) -> str:
+    return "None" if value is None else value.text
+
+
+def _title(step: WalkStep) -> str:
+    name = step.name.replace("torch::autograd::", "")
+    return f"{step.node} {name}" + (f" ({step.label})" if step.label else "")
+
+
+def _head(w: Walkthrough) -> list[str]:
+    lines = [f"Reverse pass from {w.root_name} ({w.root}), in the order PyTorch ran the nodes."]
+    if w.vjp:
+        lines.append(f"backward(gradient=v) with v = {w.seed.text}: every gradient below is vᵀ·J, "
+                     "a vector-Jacobian product, not a full Jacobian.")
+    else:
+        lines.append(f"It starts with ∂{w.root_name}/∂{w.root_name} = {w.seed.text}.")
+    if w.retain_graph:
+        lines.append("retain_graph=True: the saved values are kept, so backward() can run again.")
+    return lines
+
+
+def _step_lines(step: WalkStep) -> list[str]:
+    lines = [f"{step.order:>3}. {_title(step)}"]
+    if step.parts_sum:
+        lines.append(f"       grad in: {step.parts_sum}   (paths meet here and add up)")
+    else:
+        lines.append(f"       grad in: {', '.join(_g(g) for g in step.grad_in)}")
+    for label, value in step.retained:
+        lines.append(f"       {label}.grad is kept (retain_grad): {value.text}")
+    if step.is_accumulate:
+        lines += _accumulate_lines(step)
+        return lines
+    reason = f"   ({step.reason})" if step.reason else ""
+    lines.append(f"       rule: {step.rule}{reason}")
+    for out in step.outputs:
+        target = f"{out.target}" + (f" ({out.target_label})" if out.target_label else "")
+        if out.formula is not None and out.matches:
+            lines.append(f"       → {target}: {out.formula}")
+        elif out.formula is not None and out.matches is False:
+            lines.append(f"       → {target}: torch computed {_g(out.grad)} (the formula gives {out.formula})")
+        else:
+            lines.append(f"       → {target}: {_g(out.grad)}")
+    if step.note:
+        lines.append(f"       ({step.note})")
+    return lines
+
+
+def _accumulate_lines(step: WalkStep) -> list[str]:
+    incoming = step.grad_in[0] if step.grad_in else None
+    if step.grad_before is None:
+        return [f"       {step.label}.grad = {_g(step.grad_after)}   (.grad was None)"]
+    return [f"       {step.label}.grad = {step.grad_before.text} + {_g(incoming)} = {_g(step.grad_after)}"
+            "   (backward() adds to .grad; it does not overwrite it)"]
+
+
+def walkthrough_text(w: Walkthrough, max_steps: int = 200) -> str:
+    lines = _head(w)
+    for step in w.steps[:max_steps]:
+        lines += _step_lines(step)
+    if len(w.steps) > max_steps:
+        lines.append(f"  … {len(w.steps) - max_steps} more nodes")
+    if w.leaves:
+        lines.append("Result:")
+        lines += [f"  {leaf.label}.grad = {leaf.chain}" for leaf in w.leaves]
+    return "\n".join(lines)

@@ -1,0 +1,210 @@
+"""The walkthrough runs the real backward(), changes nothing, and ends on PyTorch's own figures."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+from gradtrace.explain._numbers import fmt_values
+from gradtrace.explain.walkthrough import MAX_NODES, GraphTooLarge, _Graph, _run, walkthrough
+
+
+def forum():
+    x = torch.tensor(42.0, requires_grad=True)
+    x2 = x ** 2
+    x3 = x ** 3
+    f = x2 + x3
+    return dict(x=x, x2=x2, x3=x3, f=f), "f", "x"
+
+
+def whatif1():
+    x = torch.tensor(42.0, requires_grad=True)
+    x = x ** 2
+    x3 = x ** 3
+    f = x + x3
+    x.retain_grad()
+    return dict(x=x, x3=x3, f=f), "f", "x"
+
+
+def whatif2():
+    x = torch.tensor(42.0, requires_grad=True)
+    y = x ** 2
+    x = y ** 3
+    f = y + x
+    x.retain_grad()
+    return dict(x=x, y=y, f=f), "f", "x"
+
+
+def blog_vjp():
+    x = torch.from_numpy(np.array([1.0, 2.0, 3.0])).requires_grad_()
+    y = x * x + 4
+    return dict(x=x, y=y), "y", "x"
+
+
+def blog_select():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x + 2
+    return dict(x=x, y0=y[0]), "y0", "x"
+
+
+def blog_fixed():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = 2 * x[0] * x[0] + 4 * x[1] * x[1]
+    return dict(x=x, y=y), "y", "x"
+
+
+def mlp():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    xs = torch.randn(5, 3)
+    target = torch.tensor([0, 1, 1, 0, 1])
+    loss = torch.nn.functional.cross_entropy(model(xs), target)
+    names = {f"model.{k}": v for k, v in model.named_parameters()}
+    names["loss"] = loss
+    return names, "loss", "model.0.weight"
+
+
+SEEDS = [forum, whatif1, whatif2, blog_vjp, blog_select, blog_fixed, mlp]
+
+
+def _gradient(names, root):
+    return names["x"].detach().clone() if root == "y" and names[root].dim() else None
+
+
+def _grads(names):
+    return {k: (v.grad.clone() if v.grad is not None else None) for k, v in names.items()
+            if isinstance(v, torch.Tensor) and (v.is_leaf or v.retains_grad)}
+
+
+@pytest.mark.parametrize("program", SEEDS, ids=lambda p: p.__name__)
+def test_final_figures_equal_pytorch_and_nothing_changes(program):
+    plain, root, _ = program()
+    plain[root].backward(_gradient(plain, root))
+    expected = _grads(plain)
+
+    names, root, leaf = program()
+    w = walkthrough(names[root], _gradient(names, root), names=names)
+    got = _grads(names)
+    assert expected.keys() == got.keys()
+    for k in expected:
+        assert torch.equal(expected[k], got[k]), k  # bit-identical to a run without hooks
+    for leaf_grad in w.leaves:
+        if leaf_grad.label in names:
+            after = names[leaf_grad.label].grad
+            assert leaf_grad.after is not None
+            if after.numel() <= 16:
+                assert leaf_grad.after.values == after.tolist()
+                assert leaf_grad.chain.endswith(fmt_values(after.tolist(), str(after.dtype)))
+    assert all(out.matches is not False for s in w.steps for out in s.outputs)
+    assert str(w)
+
+
+def test_forum_reads_as_the_chain_rule_in_numbers():
+    names, _, _ = forum()
+    w = walkthrough(names["f"], names=names)
+    x = names["x"]
+    with torch.no_grad():
+        a, b = 1 * (2 * x), 1 * (3 * x ** 2)
+    assert x.grad == a + b
+    assert w.leaf("x").chain == f"1·(2·42) + 1·(3·42²) = {int(a)} + {int(b)} = {int(x.grad)}"
+    assert f"x.grad = 1·(2·42) + 1·(3·42²) = {int(a)} + {int(b)} = {int(x.grad)}" in str(w)
+
+
+def test_retained_nonleaf_is_shown_where_its_gradient_arrives():
+    names, _, _ = whatif1()
+    w = walkthrough(names["f"], names=names)
+    kept = [(s.node, label, g.values) for s in w.steps for label, g in s.retained]
+    assert kept == [(kept[0][0], "x", names["x"].grad.item())]
+    assert "x.grad is kept (retain_grad): 9335089" in str(w)  # the figure is checked just above
+    assert str(int(names["x"].grad.item())) == "9335089"
+
+
+def test_vector_jacobian_product_is_named():
+    names, _, _ = blog_vjp()
+    w = walkthrough(names["y"], names["x"].detach(), names=names)
+    assert w.vjp and "vector-Jacobian product" in str(w)
+    assert w.leaf("x").after.values == names["x"].grad.tolist()
+
+
+def test_accumulation_across_two_backward_calls():
+    names, _, _ = forum()
+    f, x = names["f"], names["x"]
+    walkthrough(f, retain_graph=True, names=names)
+    first = x.grad.clone()
+    w = walkthrough(f, names=names)
+    leaf = w.leaf("x")
+    assert leaf.before.values == first.item()
+    assert leaf.after.values == x.grad.item() == (first + first).item()
+    assert "adds to .grad" in str(w)
+
+
+def test_backward_errors_propagate_and_hooks_are_removed():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    calls = []
+
+    def fail_once(grad):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("boom")
+
+    y.register_hook(fail_once)
+    f = y.sum()
+    graph = _Graph(f.grad_fn)
+    events: list = []
+    with pytest.raises(ValueError, match="boom"):
+        _run(graph, f, None, True, None, events)
+    seen = len(events)
+    f.backward()
+    assert len(events) == seen  # no hook of ours ran in the second pass
+    assert x.grad.tolist() == (2 * x).tolist()
+
+
+def test_backward_error_from_walkthrough_is_torchs():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        walkthrough(y)
+
+
+def test_hooks_do_not_keep_the_graph_alive():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    ref = weakref.ref(y)
+    f = (y * y).sum()
+    w = walkthrough(f, retain_graph=True)
+    del f, y
+    gc.collect()
+    assert ref() is None
+    assert w.steps
+
+
+def test_deep_chain_is_walked_without_recursion():
+    x = torch.tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(3000):
+        y = y * 1.0
+    w = walkthrough(y, names={"x": x})
+    assert len(w.steps) == 3001
+    assert w.leaf("x").after.values == x.grad.item()
+
+
+def test_too_large_graph_is_refused_before_backward():
+    x = torch.tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(MAX_NODES + 5):
+        y = y + 1.0
+    with pytest.raises(GraphTooLarge):
+        walkthrough(y)
+    assert x.grad is None
+
+
+def test_node_ids_follow_creation_order():
+    names, _, _ = forum()
+    w = walkthrough(names["f"], names=names)
+    by_label = {s.label: s.node for s in w.steps}
+    assert by_label == {"f": "n4", "x3": "n3", "x2": "n2", "x": "n1"}
