@@ -207,3 +207,22 @@ def test_trace_of_a_function():
     assert [s.code for s in trace.steps] == ["y = x * 3", "z = y.sin()", "return z"]
     assert trace.steps[-1].bindings["f().x"] == trace.steps[-1].bindings.get("f().x")
     assert trace.steps[-1].tensors[trace.steps[-1].bindings["f().z"]].value.values == f(x).item()
+
+
+def test_nodes_remember_the_module_that_made_them():
+    src = (
+        "model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))\n"
+        "y = model(torch.ones(4, 2)).sum()\n"
+    )
+    trace, ns = traced(src)
+    nodes = trace.steps[-1].nodes
+    by_module = {}
+    for n in nodes.values():
+        by_module.setdefault(n.module, []).append(n.name)
+    assert set(by_module) == {"model.0", "model.1", "model.2", ""}
+    assert by_module[""] == [ns["y"].grad_fn.name()]
+    relu_name = torch.relu(torch.ones(1, requires_grad=True)).grad_fn.name()
+    assert by_module["model.1"] == [relu_name]
+    from torch.nn.modules import module as mod
+
+    assert not mod._global_forward_pre_hooks and not mod._global_forward_hooks

@@ -92,7 +92,11 @@ class SavedValue:
 
 @dataclass(frozen=True)
 class NodeInfo:
-    """One backward node (an entry of the ``grad_fn`` chain) at one step."""
+    """One backward node (an entry of the ``grad_fn`` chain) at one step.
+
+    ``module`` is the path of the innermost ``nn.Module`` whose forward created
+    it (``model.layer1.0.conv1``), empty outside any module.
+    """
 
     id: str
     name: str
@@ -102,6 +106,7 @@ class NodeInfo:
     variable: str | None = None
     output: str | None = None
     value: Summary | None = None
+    module: str = ""
 
     @property
     def is_accumulate(self) -> bool:

@@ -95,7 +95,8 @@ class Tracer:
         self.line_range = line_range
         self.ids = Ids()
         self.book = GraphBook(self.ids)
-        self.recorder = Recorder()
+        self.recorder = Recorder(self._module_path)
+        self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
         self.pending: dict[types.FrameType, _Pending] = {}
         self.cache: dict[str, _Cached] = {}
@@ -114,6 +115,7 @@ class Tracer:
         ensure_deep_stack()
         old = sys.gettrace()
         self.recorder.__enter__()
+        self.recorder.watch_modules()
         self._mode_on = True
         sys.settrace(self._global)
         try:
@@ -144,6 +146,7 @@ class Tracer:
 
     def _stop_mode(self) -> None:
         self.recorder.active = False
+        self.recorder.unwatch_modules()
         if self._mode_on:
             self._mode_on = False
             try:
@@ -233,13 +236,13 @@ class Tracer:
         rec, ids, book = self.recorder, self.ids, self.book
         before = set(ids.known_tensors())
         node_count = len(book.nodes)
-        for _name, out in rec.ops:
-            book.walk(out.grad_fn, output=out)
+        for _name, out, module in rec.ops:
+            book.walk(out.grad_fn, output=out, module=module)
         named = self._names(frame)
         bindings: dict[str, str] = {}
         for name, t in named:
             bindings[name] = ids.stamp(t)[0]
-        for _name, out in rec.ops:
+        for _name, out, _module in rec.ops:
             nid = ids.node(out.grad_fn)
             if nid is not None and ids.tensor(out) is not None:
                 book.link_output(nid, out)
@@ -274,6 +277,18 @@ class Tracer:
         rec.clear()
         self.prev = step
         return step
+
+    def _module_path(self, module: torch.nn.Module) -> str:
+        """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
+        key = id(module)
+        path = self._module_paths.get(key)
+        if path is None:
+            for name, value in list((self.globals_ns or {}).items()):
+                if isinstance(value, torch.nn.Module) and not name.startswith("_"):
+                    for sub, m in value.named_modules(prefix=name):
+                        self._module_paths.setdefault(id(m), sub)
+            path = self._module_paths.setdefault(key, type(module).__name__)
+        return path
 
     # names ------------------------------------------------------------------
     def _names(self, frame: types.FrameType | None) -> list[tuple[str, torch.Tensor]]:

@@ -122,7 +122,7 @@ class GraphBook:
         #: tensor id -> [(node id, saved name)] of the nodes that saved it
         self.saved_by: dict[str, list[tuple[str, str]]] = {}
 
-    def walk(self, root: Any, output: torch.Tensor | None = None, max_new: int | None = None) -> list[str]:
+    def walk(self, root: Any, output: torch.Tensor | None = None, module: str = "") -> list[str]:
         """Record every node reachable from ``root`` not seen before; new ids in creation order."""
         if root is None:
             return []
@@ -140,7 +140,8 @@ class GraphBook:
                     stack.append(nxt)
         root_id = new[0][0] if new else None
         for nid, node in reversed(new):
-            self.nodes[nid] = self._info(nid, node, output if nid == root_id else None)
+            info = self._info(nid, node, output if nid == root_id else None)
+            self.nodes[nid] = replace(info, module=module) if module else info
         return sorted((nid for nid, _ in new), key=_order)
 
     def _info(self, nid: str, node: Any, out: torch.Tensor | None) -> NodeInfo:

@@ -12,7 +12,7 @@ order), the in-place calls, the tensors made outside the graph, and each
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -73,15 +73,40 @@ def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 class Recorder(TorchFunctionMode):
     """Records what one statement did to tensors; changes nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, module_path: Callable[[torch.nn.Module], str] | None = None) -> None:
         super().__init__()
         self.active = True
         self.in_backward = 0
+        self.module_path = module_path or (lambda m: type(m).__name__)
+        self._modules: list[torch.nn.Module] = []
+        self._handles: list[Any] = []
         self.clear()
 
+    def watch_modules(self) -> None:
+        """Note which module's forward is running (global hooks, removed by :meth:`unwatch_modules`)."""
+        from torch.nn.modules import module as mod
+
+        self._handles = [
+            mod.register_module_forward_pre_hook(self._enter_module),
+            mod.register_module_forward_hook(self._leave_module, always_call=True),
+        ]
+
+    def unwatch_modules(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self._modules = []
+
+    def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        self._modules.append(module)
+
+    def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
+        if self._modules and self._modules[-1] is module:
+            self._modules.pop()
+
     def clear(self) -> None:
-        #: (op name, output) for outputs that carry a grad_fn, in call order
-        self.ops: list[tuple[str, torch.Tensor]] = []
+        #: (op name, output, module path) for outputs that carry a grad_fn, in call order
+        self.ops: list[tuple[str, torch.Tensor, str]] = []
         #: (op name, target) for in-place calls
         self.inplace: list[tuple[str, torch.Tensor]] = []
         #: (output, reason, source) for outputs cut from the graph
@@ -118,7 +143,8 @@ class Recorder(TorchFunctionMode):
 
     def _output(self, name: str, out: torch.Tensor, args: tuple[Any, ...]) -> None:
         if out.grad_fn is not None:
-            self.ops.append((name, out))
+            path = self.module_path(self._modules[-1]) if self._modules else ""
+            self.ops.append((name, out, path))
             return
         if out.requires_grad:
             return
