@@ -11,8 +11,9 @@ order), the in-place calls, the tensors made outside the graph, and each
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
