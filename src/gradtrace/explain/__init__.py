@@ -9,10 +9,12 @@ formulas compute their figures with torch in the tensor's dtype).
 
 from __future__ import annotations
 
+from .errors import ErrorExplanation, explain_error
 from .formulas import FORMULAS, Filled, FilledPart, Formula, Rule, fill_in, formula_for, rule_text
 from .walkthrough import GradValue, GraphTooLarge, LeafGrad, WalkStep, Walkthrough, walkthrough
 
 __all__ = [
+    "ErrorExplanation",
     "FORMULAS",
     "Filled",
     "FilledPart",
@@ -23,6 +25,7 @@ __all__ = [
     "Walkthrough",
     "Formula",
     "Rule",
+    "explain_error",
     "fill_in",
     "formula_for",
     "rule_text",

@@ -1,0 +1,292 @@
+"""Autograd errors and warnings explained: what happened, why, who is involved, how to fix it.
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+
+:func:`explain_error` reads an exception (or warning) raised by PyTorch and,
+given the :class:`~gradtrace.model.Step` (or whole :class:`~gradtrace.model.Trace`)
+where it happened, names the tensors and nodes involved: for a value "modified
+by an inplace operation", the node that saved it and the line that changed it.
+Messages are recognised by their stable wording; anything else is said to be
+unrecognised, with PyTorch's own message kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import FREED, STALE, Mutate, Step, TensorInfo, Trace
+
+
+@dataclass(frozen=True)
+class ErrorExplanation:
+    """An error in plain words. ``culprits`` are tensor and node ids of the Step given."""
+
+    kind: str
+    title: str
+    what: str
+    why: str
+    fix: str
+    error_type: str
+    message: str
+    culprits: tuple[str, ...] = ()
+    details: tuple[tuple[str, str], ...] = ()
+    line: int | None = None
+    code: str | None = None
+
+    @property
+    def recognised(self) -> bool:
+        return self.kind != "unknown"
+
+    def detail(self, key: str) -> str | None:
+        return dict(self.details).get(key)
+
+    def to_text(self) -> str:
+        lines = [self.title, f"  What happened: {self.what}", f"  Why: {self.why}"]
+        if self.culprits:
+            lines.append(f"  Involved: {', '.join(self.culprits)}")
+        lines += [f"  Saved by: {v}" for k, v in self.details if k == "saved_by"]
+        if self.code is not None:
+            lines.append(f"  Changed at line {self.line}: {self.code}")
+        lines.append(f"  Fix: {self.fix}")
+        lines.append(f"  ({self.error_type}: {self.message.splitlines()[0] if self.message else ''})")
+        return "\n".join(lines)
+
+    __str__ = to_text
+
+
+@dataclass(frozen=True)
+class _Known:
+    kind: str
+    pattern: str
+    title: str
+    what: str
+    why: str
+    fix: str
+
+
+_KNOWN = (
+    _Known("backward_twice", r"backward through the graph a second time",
+           "backward() through a graph whose saved values were freed",
+           "The graph was already used by a backward() call, which freed the values its nodes had saved.",
+           "To save memory, backward() frees the intermediate values saved for the gradient as soon as it "
+           "has used them. A second backward() through the same nodes finds them gone.",
+           "Call backward(retain_graph=True) the first time if you really need a second pass, or rebuild "
+           "the graph (run the forward computation again) before the next backward()."),
+    _Known("inplace_leaf_view", r"a view of a leaf Variable that requires grad is being used in an in-place",
+           "An in-place change through a view of a leaf that requires grad",
+           "A view of a leaf tensor (for example x[0] or x[:2]) was changed in place, which changes the leaf.",
+           "A leaf that requires grad is a starting point of the graph: autograd must know its value as it "
+           "was. Writing into part of it would silently change that starting point.",
+           "Change it under `with torch.no_grad():` (as an optimizer does), or work on a copy: "
+           "y = x.clone(); y[0] = 3."),
+    _Known("inplace_leaf", r"a leaf Variable that requires grad is being used in an in-place",
+           "An in-place change of a leaf that requires grad",
+           "A leaf tensor with requires_grad=True was changed in place (add_, mul_, x += 1, x[...] = ...).",
+           "A leaf that requires grad is a starting point of the graph: autograd must know its value as it "
+           "was. An in-place change would silently change that starting point.",
+           "Write x = x + 1 (a new tensor: the name moves, the leaf stays), or change the leaf under "
+           "`with torch.no_grad():` as an optimizer step does."),
+    _Known("inplace_modified", r"modified by an inplace operation",
+           "A value saved for backward was changed in place",
+           "A node saved a tensor during the forward pass; the tensor was changed in place afterwards, so "
+           "its version counter no longer matches the version the node saved.",
+           "Nodes such as MulBackward0 need the original values of their inputs to compute the gradient. "
+           "Every in-place operation bumps a tensor's version; backward() checks the saved version and refuses "
+           "to use a value that has changed.",
+           "Use an out-of-place operation (a = a + 1 instead of a.add_(1) or a += 1), or clone the tensor "
+           "before changing it."),
+    _Known("nonscalar_backward", r"grad can be implicitly created only for scalar outputs",
+           "backward() on a tensor with more than one element",
+           "backward() was called without a gradient argument on a tensor that is not a single number.",
+           "backward() computes the gradient of one number. For a tensor of many values it needs to be told "
+           "how to weigh them: the vector v in the vector-Jacobian product vᵀ·J.",
+           "Reduce to a number first (y.sum().backward(), loss.mean().backward()), or pass the weights: "
+           "y.backward(gradient=torch.ones_like(y))."),
+    _Known("gradient_shape", r"Mismatch in shape: grad_output",
+           "The gradient passed to backward() has the wrong shape",
+           "backward(gradient=v) was given a v whose shape differs from the tensor's shape.",
+           "v holds one weight per element of the output, so it must have exactly the output's shape.",
+           "Pass a gradient shaped like the output, e.g. torch.ones_like(y)."),
+    _Known("no_grad_fn", r"element \d+ of tensors does not require grad and does not have a grad_fn",
+           "backward() on a tensor that is not connected to any tensor requiring grad",
+           "The tensor backward() was called on has no grad_fn and does not require grad.",
+           "Autograd only records operations on tensors with requires_grad=True. None of the inputs required "
+           "grad (or the computation ran under torch.no_grad(), or a .detach() cut the graph).",
+           "Create the inputs with requires_grad=True (or call x.requires_grad_()) before the computation, and "
+           "do not run it under torch.no_grad() or through .detach()/.item()/.numpy()."),
+    _Known("nonleaf_grad", r"\.grad attribute of a Tensor that is not a leaf Tensor is being accessed",
+           ".grad of a non-leaf tensor is None",
+           "The .grad of a tensor made by an operation (it has a grad_fn) was read; it is None.",
+           "backward() only stores gradients in leaves (tensors created by you with requires_grad=True). "
+           "Gradients of intermediate tensors pass through and are dropped, to save memory.",
+           "Call y.retain_grad() before backward() to keep y.grad, or read the .grad of the leaf instead."),
+    _Known("int_requires_grad", r"(?i)only Tensors of floating point (and complex )?dtype can require gradients",
+           "requires_grad on an integer tensor",
+           "requires_grad=True was asked for a tensor of integers (or booleans).",
+           "Gradients are rates of change of real numbers; integer tensors cannot change by small amounts, "
+           "so autograd does not track them.",
+           "Make the tensor floating point: torch.tensor([1., 2.], requires_grad=True) or "
+           "torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)."),
+    _Known("nonleaf_requires_grad", r"you can only change requires_grad flags of leaf variables",
+           "requires_grad changed on a non-leaf tensor",
+           "requires_grad_() (or .requires_grad = ...) was used on a tensor made by an operation.",
+           "A tensor computed from tensors that require grad is part of the graph; its requires_grad follows "
+           "from its inputs and cannot be switched off by hand.",
+           "Use y.detach() for a copy outside the graph, or set requires_grad on the leaf before computing."),
+    _Known("inference_saved", r"Inference tensors cannot be saved for backward",
+           "A tensor made in inference mode was used in a graph",
+           "A tensor created under torch.inference_mode() was needed by a node that saves its inputs.",
+           "Inference tensors have no version counter, so autograd could not check later that the saved "
+           "value was not changed; it refuses to save them.",
+           "Clone it first (t = t.clone()), or create it under torch.no_grad() instead of "
+           "torch.inference_mode()."),
+    _Known("numpy_requires_grad", r"Can't call numpy\(\) on Tensor that requires grad",
+           ".numpy() on a tensor that requires grad",
+           ".numpy() was called on a tensor that is tracked by autograd.",
+           "A NumPy array shares the tensor's memory but autograd cannot see what NumPy does with it, so the "
+           "graph could be silently broken.",
+           "Use t.detach().numpy() (shares memory, outside the graph) or t.detach().cpu().numpy()."),
+    _Known("list_index", r"only integer tensors of a single element can be converted to an index",
+           "A Python list was multiplied by a tensor",
+           "An expression like 4 * x[1] * [1] multiplied a tensor by the list [1]; Python then tried to use "
+           "the tensor as a count for repeating the list, which only works for one integer.",
+           "[1] is a Python list, not x[1]: `tensor * list` becomes list repetition, which needs an integer. "
+           "A float tensor that requires grad cannot be one.",
+           "Write the element you meant: 4 * x[1] * x[1]."),
+)
+
+
+def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None = None) -> ErrorExplanation:
+    """Explain an exception or warning from autograd.
+
+    ``exc`` may also be a recorded :class:`~gradtrace.model.Error` or a
+    ``warnings.WarningMessage``. With ``step`` (the Step where it happened, or a
+    whole Trace, whose last step is used), the culprits are named by id.
+    """
+    error_type, message = _read(exc)
+    trace = step if isinstance(step, Trace) else None
+    at = trace.last if trace is not None else step
+    for known in _KNOWN:
+        if re.search(known.pattern, message):
+            base = ErrorExplanation(known.kind, known.title, known.what, known.why, known.fix, error_type,
+                                    message)
+            finder = _FINDERS.get(known.kind)
+            return finder(base, at, trace) if finder is not None else base
+    return ErrorExplanation("unknown", f"{error_type} (not one gradtrace recognises)",
+                            message, "gradtrace has no explanation recorded for this message.",
+                            "Read PyTorch's message above; the step view shows the tensors and nodes involved.",
+                            error_type, message)
+
+
+def _read(exc: Any) -> tuple[str, str]:
+    if hasattr(exc, "message") and hasattr(exc, "category"):  # warnings.WarningMessage
+        return exc.category.__name__, str(exc.message)
+    if hasattr(exc, "type") and hasattr(exc, "message") and isinstance(exc.message, str):  # model.Error
+        return str(exc.type), exc.message
+    return type(exc).__name__, str(exc)
+
+
+# ------------------------------------------------------------------ naming the culprits
+
+_INPLACE = re.compile(r"\[(?P<type>[\w.]+) \[(?P<shape>[\d, ]*)\]\], which is output (?P<nr>\d+) of "
+                      r"(?P<op>\w+), is at version (?P<version>\d+); expected version (?P<expected>\d+)")
+
+
+def _with(base: ErrorExplanation, **changes: Any) -> ErrorExplanation:
+    from dataclasses import replace
+
+    return replace(base, **changes)
+
+
+def _names_in(code: str, step: Step) -> list[str]:
+    """Tensor ids named in a line of code, in the order the names appear."""
+    found: list[str] = []
+    for word in re.findall(r"[A-Za-z_][\w.]*", code):
+        parts = word.split(".")
+        for n in range(len(parts), 0, -1):  # model.fc.weight before model.fc before model
+            tid = step.bindings.get(".".join(parts[:n]))
+            if tid is not None:
+                if tid not in found:
+                    found.append(tid)
+                break
+    return found
+
+
+def _tensors_where(step: Step | None, test: Callable[[TensorInfo], bool]) -> tuple[str, ...]:
+    if step is None:
+        return ()
+    return tuple(t for t in _names_in(step.code, step) if t in step.tensors and test(step.tensors[t]))
+
+
+def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+    m = _INPLACE.search(base.message)
+    details: list[tuple[str, str]] = []
+    if m:
+        details = [("tensor_type", m["type"]), ("shape", f"({m['shape']})"), ("output_nr", m["nr"]),
+                   ("op", m["op"]), ("version", m["version"]), ("expected_version", m["expected"])]
+        what = (f"A {m['type']} of shape [{m['shape']}] (output {m['nr']} of {m['op']}) was saved at version "
+                f"{m['expected']}, but is now at version {m['version']}.")
+        base = _with(base, what=base.what + " " + what)
+    if step is None:
+        return _with(base, details=tuple(details))
+    culprits: list[str] = []
+    for node in step.nodes.values():
+        for saved in node.saved:
+            stale = saved.state == STALE or (saved.saved_version is not None and saved.version is not None
+                                             and saved.saved_version != saved.version)
+            if stale and (not m or saved.saved_version == int(m["expected"])):
+                culprits += [c for c in (node.id, saved.tensor) if c and c not in culprits]
+                details.append(("saved_by", f"{node.id} {node.name} saved {saved.name}"))
+    line, code = _mutation_line(trace, [c for c in culprits if c.startswith("t")])
+    return _with(base, culprits=tuple(culprits), details=tuple(details), line=line, code=code)
+
+
+def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None]:
+    if trace is None:
+        return None, None
+    found = None
+    for s in trace.steps:
+        for e in s.events:
+            if isinstance(e, Mutate) and e.tensor in tensors:
+                found = (s.lineno, s.code)
+    return found if found is not None else (None, None)
+
+
+def _backward_twice(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+    if step is None:
+        return base
+    freed = [n.id for n in step.nodes.values() if any(s.state == FREED for s in n.saved)]
+    return _with(base, culprits=tuple(freed))
+
+
+def _by_line(test: Callable[[TensorInfo], bool]) -> Callable[..., ErrorExplanation]:
+    def finder(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+        return _with(base, culprits=_tensors_where(step, test))
+    return finder
+
+
+def _shape_mismatch(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+    m = re.search(r"grad_output\[0\] has a shape of torch.Size\(\[([\d, ]*)\]\) and output\[0\] has a shape "
+                  r"of torch.Size\(\[([\d, ]*)\]\)", base.message)
+    if m:
+        base = _with(base, details=(("gradient_shape", f"({m[1]})"), ("output_shape", f"({m[2]})")),
+                     what=f"{base.what} The gradient has shape ({m[1]}), the output ({m[2]}).")
+    return _with(base, culprits=_tensors_where(step, lambda t: t.grad_fn is not None))
+
+
+_FINDERS: dict[str, Callable[..., ErrorExplanation]] = {
+    "inplace_modified": _inplace_modified,
+    "backward_twice": _backward_twice,
+    "gradient_shape": _shape_mismatch,
+    "inplace_leaf": _by_line(lambda t: t.is_leaf and t.requires_grad),
+    "inplace_leaf_view": _by_line(lambda t: t.requires_grad),
+    "nonscalar_backward": _by_line(lambda t: t.grad_fn is not None and len(t.shape) > 0),
+    "no_grad_fn": _by_line(lambda t: not t.requires_grad),
+    "nonleaf_grad": _by_line(lambda t: not t.is_leaf),
+    "nonleaf_requires_grad": _by_line(lambda t: not t.is_leaf),
+    "numpy_requires_grad": _by_line(lambda t: t.requires_grad),
+    "list_index": _by_line(lambda t: t.requires_grad),
+}
