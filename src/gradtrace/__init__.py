@@ -12,7 +12,7 @@ from .model import Step, Trace
 
 __version__ = "0.1.0"
 
-__all__ = ["Step", "Trace", "__version__", "last_trace", "snapshot", "trace", "trace_code"]
+__all__ = ["Step", "Trace", "__version__", "last_trace", "make_dot", "show", "snapshot", "trace", "trace_code"]
 
 
 def trace_code(source: str, namespace: dict[str, Any] | None = None, filename: str = "<gradtrace>",
@@ -42,3 +42,19 @@ def last_trace() -> Trace | None:
     from .tracer import last_trace as _last_trace
 
     return _last_trace()
+
+
+def make_dot(var: Any, params: Any = None, show_attrs: bool = False, show_saved: bool = False,
+             max_attr_chars: int = 50) -> Any:
+    """The graph behind ``var`` as a ``graphviz.Digraph``, as ``torchviz.make_dot`` draws it."""
+    from .makedot import make_dot as _make_dot
+
+    return _make_dot(var, params, show_attrs=show_attrs, show_saved=show_saved, max_attr_chars=max_attr_chars)
+
+
+def show(var: Any, params: Any = None) -> Any:
+    """The picture of the graph behind ``var`` for a notebook (SVG with a text twin)."""
+    from .makedot import show as _show
+
+    return _show(var, params)
+
