@@ -9,11 +9,13 @@ formulas compute their figures with torch in the tensor's dtype).
 
 from __future__ import annotations
 
+from .compare import Comparison, compare
 from .errors import ErrorExplanation, explain_error
 from .formulas import FORMULAS, Filled, FilledPart, Formula, Rule, fill_in, formula_for, rule_text
 from .walkthrough import GradValue, GraphTooLarge, LeafGrad, WalkStep, Walkthrough, walkthrough
 
 __all__ = [
+    "Comparison",
     "ErrorExplanation",
     "FORMULAS",
     "Filled",
@@ -25,6 +27,7 @@ __all__ = [
     "Walkthrough",
     "Formula",
     "Rule",
+    "compare",
     "explain_error",
     "fill_in",
     "formula_for",
