@@ -2,12 +2,18 @@
 
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
+``gradtrace.explain(root)`` is the walkthrough itself: the package is callable.
+
 Everything returned here is plain, frozen data with a text rendering. torch is
 imported only where code must run (the walkthrough runs ``backward()``; filled-in
 formulas compute their figures with torch in the tensor's dtype).
 """
 
 from __future__ import annotations
+
+import sys
+import types
+from typing import Any
 
 from .compare import Comparison, compare
 from .errors import ErrorExplanation, explain_error
@@ -34,3 +40,17 @@ __all__ = [
     "rule_text",
     "walkthrough",
 ]
+
+
+class _ExplainModule(types.ModuleType):
+    """Lets ``gradtrace.explain(root)`` run the walkthrough while ``gradtrace.explain`` stays this package."""
+
+    def __call__(self, root: Any, gradient: Any = None, retain_graph: bool = False, inputs: Any = None,
+                 **kwargs: Any) -> Walkthrough:
+        if kwargs.get("names") is None:  # name tensors as the caller does
+            caller = sys._getframe(1)
+            kwargs["names"] = {**caller.f_globals, **caller.f_locals}
+        return walkthrough(root, gradient, retain_graph, inputs, **kwargs)
+
+
+sys.modules[__name__].__class__ = _ExplainModule
