@@ -1,0 +1,254 @@
+"""A whole trace as a "film": one laid-out SVG plus, per step, what to show in it.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+Every name, tensor object, backward node and arrow that appears at any step is
+laid out **once**, in one SVG, so an object keeps its place for the whole trace
+(as in Python Tutor) and a 600-step trace costs one layout. Each step is shown by
+revealing, highlighting and fading elements and swapping the text of their rows.
+Each box's rows are laid out with the longest text that row ever shows.
+
+Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 1)::
+
+    {
+      "schema": "gradtrace.film", "version": 1,
+      "title": str, "filename": str, "source": str,
+      "svg": str,                   # one <svg>; every element group has an id:
+                                    #   "gt-t1" tensor, "gt-n1" node, "gt-name1" name,
+                                    #   "gt-e-<kind>-<tail>-<head>" arrow, "gt-names" names panel
+      "elements": {dom id: {"group": "tensor"|"node"|"acc"|"name"|"edge", "label": str}},
+      "rows": [[[text, row class], ...], ...],   # distinct box contents, stored once
+      "frames": [                   # distinct pictures, stored once
+        {"visible": [dom id, ...],  # everything else is hidden
+         "classes": {dom id: "gt-box gt-tensor gt-k-leaf gt-m-created"},
+         "texts": {dom id: index into "rows"}}
+      ],
+      "details": [{...}, ...],      # distinct object details, stored once
+      "steps": [
+        {"index": int, "lineno": int, "code": str, "frame": index into "frames",
+         "events": [sentence, ...], "predictions": [sentence, ...],
+         "details": {dom id: index into "details"}}
+      ],
+      "backward": [{"step": i, "before": j}],   # positions in "steps": a backward() and the step before it
+      "legend": [{"class": "gt-k-leaf", "label": "leaf tensor", "fill": "#cfe2ff"}, ...],
+      "marks": [{"class": "gt-m-created", "label": ..., "color": ...}, ...],
+      "error": sentence or null, "steps_unrecorded": int
+    }
+
+Row classes are ``head``, ``freed``, ``stale``, ``grad`` or empty; box classes are
+``gt-box``, ``gt-<group>``, ``gt-k-<kind>`` and one ``gt-m-<mark>`` per mark
+(``created``, ``mutated``, ``stale``, ``freed``, ``grad``, ``moved``, ``unnamed``).
+A detail is ``{"type": "tensor"|"node"|"name", "id", "title", "fields": [[label, text], ...]}``
+with every learner-provided string as plain text (the front end shows it with
+``textContent``, never as markup).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import FREED, NodeInfo, Step, TensorInfo, Trace
+from .dot import FILL, LEGEND, MARK, box_classes, scene_dot
+from .scene import Box, Link, Row, Scene, scene
+from .svg import dot_to_svg, svg_inline
+from .text import saved_state_text
+from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
+
+__all__ = ["film", "film_scenes", "film_dot", "SCHEMA"]
+
+SCHEMA = "gradtrace.film"
+MARK_WORDS = {
+    "created": "new this step",
+    "mutated": "changed in place",
+    "stale": "holds a stale saved value",
+    "freed": "saved values freed",
+    "grad": ".grad changed",
+    "moved": "name (re)bound",
+}
+
+
+class _Table:
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+        self._index: dict[str, int] = {}
+
+    def ref(self, row: Any) -> int:
+        key = json.dumps(row, sort_keys=True, ensure_ascii=False)
+        if key not in self._index:
+            self._index[key] = len(self.rows)
+            self.rows.append(row)
+        return self._index[key]
+
+
+def _name_keys(trace: Trace) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for step in trace.steps:
+        for name in step.bindings:
+            keys.setdefault(name, f"name{len(keys) + 1}")
+    return keys
+
+
+def film_scenes(trace: Trace) -> list[Scene]:
+    """One scene per step, with name boxes keyed the same way in every step."""
+    keys = _name_keys(trace)
+    return [scene(step, name_keys=keys) for step in trace.steps]
+
+
+def _widest(boxes: list[Box]) -> Box:
+    """The box laid out for the film: each row holds the longest text it ever shows."""
+    last = boxes[-1]
+    width = max(len(b.rows) for b in boxes)
+    rows = []
+    for i in range(width):
+        texts = [b.rows[i] for b in boxes if i < len(b.rows)]
+        rows.append(max(texts, key=lambda r: len(r.text)))
+    return Box(last.key, last.group, last.kind, tuple(Row(r.text or "-", r.cls) for r in rows), (), last.label)
+
+
+def union(scenes: list[Scene]) -> Scene:
+    """Every box and arrow of every scene, in order of first appearance."""
+    boxes: dict[str, list[Box]] = {}
+    links: dict[str, Link] = {}
+    for sc in scenes:
+        for box in sc.boxes:
+            boxes.setdefault(box.key, []).append(box)
+        for link in sc.links:
+            links.setdefault(link.key, Link(link.tail, link.head, link.kind))
+    names = [k for k, v in boxes.items() if v[0].group == "name"]
+    others = [k for k, v in boxes.items() if v[0].group != "name"]
+    return Scene(tuple(_widest(boxes[k]) for k in names + others), tuple(links.values()))
+
+
+def film_dot(trace: Trace) -> str:
+    """The DOT source of the film's one layout."""
+    return scene_dot(union(film_scenes(trace)), bg="transparent")
+
+
+def _tensor_detail(step: Step, t: TensorInfo) -> dict[str, Any]:
+    names = step.names_of(t.id)
+    fields = [
+        ["names", ", ".join(clean(n) for n in names) if names else "(no name: only the graph holds it)"],
+        ["kind", t.kind],
+        ["value", summary_text(t.value)],
+        ["grad", summary_text(t.grad)],
+        ["shape", shape_text(t.shape)],
+        ["dtype", clean(t.dtype)],
+        ["device", clean(t.device)],
+        ["version", str(t.version)],
+        ["grad_fn", "None" if t.grad_fn is None else _node_name(step, t.grad_fn)],
+        ["requires_grad", str(t.requires_grad)],
+    ]
+    if t.value.stats is not None:
+        fields.append(["min / mean / max", " / ".join(f"{v:g}" for v in t.value.stats)])
+    if t.base is not None:
+        fields.append(["view of", t.base])
+    if t.is_param:
+        fields.append(["parameter", "yes"])
+    return {"type": "tensor", "id": t.id, "title": f"tensor {t.id}", "fields": fields}
+
+
+def _node_name(step: Step, node_id: str) -> str:
+    node = step.nodes.get(node_id)
+    return node_id if node is None else f"{node_id} ({op_name(node.name)})"
+
+
+def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
+    inputs = ", ".join("None" if e is None else _node_name(step, e.node) for e in n.inputs) or "(none)"
+    fields = [["op", op_name(n.name)], ["next_functions", inputs]]
+    fields += [[f"attr {clean(k)}", clean(v)] for k, v in n.attrs]
+    if n.variable is not None:
+        fields.append(["writes .grad of", n.variable])
+    for s in n.saved:
+        target = f"{s.tensor} " if s.tensor else ""
+        state = "freed by backward()" if s.state == FREED else saved_state_text(s)
+        fields.append([f"saved {clean(s.name)}", f"{target}{summary_text(s.value)} ({state})"])
+    if n.output is not None:
+        fields.append(["output of forward", n.output])
+    return {"type": "node", "id": n.id, "title": f"backward node {n.id}", "fields": fields}
+
+
+def _details(step: Step, sc: Scene, table: _Table) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for box in sc.boxes:
+        if box.group == "name":
+            tid = step.bindings[box.label]
+            detail = {
+                "type": "name",
+                "id": box.label,
+                "title": f"name {clean(box.label)}",
+                "fields": [["names", tid], ["frame", clean(step.frame)]],
+            }
+        elif box.group == "tensor":
+            detail = _tensor_detail(step, step.tensors[box.key])
+        else:
+            detail = _node_detail(step, step.nodes[box.key])
+        out["gt-" + box.key] = table.ref(detail)
+    return out
+
+
+def _frame(sc: Scene, rows: _Table) -> dict[str, Any]:
+    visible = ["gt-names"] if any(b.group == "name" for b in sc.boxes) else []
+    classes: dict[str, str] = {}
+    texts: dict[str, int] = {}
+    for box in sc.boxes:
+        dom = "gt-" + box.key
+        visible.append(dom)
+        classes[dom] = box_classes(box)
+        texts[dom] = rows.ref([[r.text, r.cls] for r in box.rows])
+    for link in sc.links:
+        dom = "gt-e-" + link.key
+        visible.append(dom)
+        classes[dom] = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
+    return {"visible": visible, "classes": classes, "texts": texts}
+
+
+def _elements(u: Scene) -> dict[str, dict[str, str]]:
+    out = {"gt-" + b.key: {"group": b.group, "label": clean(b.label)} for b in u.boxes}
+    out.update({"gt-e-" + k.key: {"group": "edge", "label": f"{k.kind} {k.tail} -> {k.head}"} for k in u.links})
+    return out
+
+
+def film(trace: Trace, *, title: str | None = None) -> dict[str, Any]:
+    """The film of ``trace`` (see the module docstring for the format). Lays out once."""
+    scenes = film_scenes(trace)
+    u = union(scenes)
+    svg = svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""
+    rows, frames, details = _Table(), _Table(), _Table()
+    steps = []
+    for step, sc in zip(trace.steps, scenes, strict=True):
+        steps.append(
+            {
+                "index": step.index,
+                "lineno": step.lineno,
+                "code": step.code,
+                "frame": frames.ref(_frame(sc, rows)),
+                "events": [event_words(step, e) for e in step.events],
+                "predictions": [prediction_words(step, p) for p in step.predictions],
+                "details": _details(step, sc, details),
+            }
+        )
+    backward = [{"step": i, "before": i - 1} for i, s in enumerate(trace.steps) if i and s.events_of("backward")]
+    error = None
+    if trace.error is not None:
+        e = trace.error
+        where = f" at line {e.lineno}" if e.lineno is not None else ""
+        error = f"{clean(e.type)}{where}: {clean(e.message)}"
+    return {
+        "schema": SCHEMA,
+        "version": 1,
+        "title": title if title is not None else trace.filename,
+        "filename": trace.filename,
+        "source": trace.source,
+        "svg": svg,
+        "elements": _elements(u),
+        "rows": rows.rows,
+        "frames": frames.rows,
+        "details": details.rows,
+        "steps": steps,
+        "backward": backward,
+        "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
+        "marks": [{"class": f"gt-m-{m}", "label": MARK_WORDS[m], "color": MARK[m][0]} for m in MARK],
+        "error": error,
+        "steps_unrecorded": trace.steps_unrecorded,
+    }

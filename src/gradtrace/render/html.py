@@ -1,0 +1,98 @@
+"""One self-contained HTML file that steps through a whole trace.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+The page inlines everything (the stepper's JS and CSS from ``render/static/``,
+the film's SVG and JSON) and loads nothing: its Content-Security-Policy forbids
+every network load and allows only its own script and style, by hash. The film
+travels as JSON inside ``<script type="application/json">`` with ``<``, ``>``,
+``&`` and U+2028/U+2029 escaped, so no learner text can end that element or
+become markup; the stepper builds the page with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html as _html
+import json
+from importlib import resources
+from typing import Any
+
+from ..model import Trace
+from .film import film as make_film
+from .graph import Page
+
+__all__ = ["trace_html", "film_html", "film_json", "static_text", "CSP"]
+
+CSP = (
+    "default-src 'none'; script-src {script}; style-src {style}; img-src data:; font-src 'none'; "
+    "connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; worker-src 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def static_text(name: str) -> str:
+    """The text of a shipped front-end file (``stepper.js``, ``stepper.css``)."""
+    return (resources.files("gradtrace.render") / "static" / name).read_text(encoding="utf-8")
+
+
+def film_json(film: dict[str, Any]) -> str:
+    """The film as JSON that is safe inside ``<script type="application/json">``."""
+    text = json.dumps(film, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, esc in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, esc)
+    return text
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def _boot() -> str:
+    js = static_text("stepper.js")
+    if "</script" in js.lower() or "<!--" in js:
+        raise ValueError("stepper.js must not contain '</script' or '<!--'")
+    return (
+        "\n"
+        + js
+        + "\nconst gtFilm = JSON.parse(document.getElementById('gt-film').textContent);\n"
+        + "mount(document.getElementById('gt-app'), gtFilm, { globalKeys: true });\n"
+    )
+
+
+def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
+    """The standalone page for a film."""
+    css = (
+        "\n"
+        + static_text("stepper.css")
+        + "\nbody { margin: 16px; background: #ffffff; }\n"
+        + ("@media (prefers-color-scheme: dark) { body { background: #1a1b1e; } }\n")
+    )
+    script = _boot()
+    policy = CSP.format(script=_sha256(script), style=_sha256(css))
+    name = _html.escape(title if title is not None else f"gradtrace: {film.get('title', '')}", quote=True)
+    page = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{name}</title>\n<style>{css}</style>\n</head>\n<body>\n"
+        '<div id="gt-app"></div>\n'
+        f'<script type="application/json" id="gt-film">{film_json(film)}</script>\n'
+        f'<script type="module">{script}</script>\n'
+        "</body>\n</html>\n"
+    )
+    return Page(page)
+
+
+def trace_html(trace: Trace, *, title: str | None = None) -> Page:
+    """Every step of ``trace`` in one self-contained HTML page (slider, buttons, arrow keys)."""
+    return film_html(make_film(trace, title=title), title=None if title is None else title)

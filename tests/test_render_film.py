@@ -1,0 +1,105 @@
+"""The film: one layout for a whole trace, frames that reveal and relabel it."""
+
+from __future__ import annotations
+
+import json
+import time
+import xml.etree.ElementTree as ET
+
+from test_render_cases import check_golden, evil_trace
+from test_render_real import traced
+
+from gradtrace import trace_code
+from gradtrace.render.film import film, film_dot
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def groups(svg: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(svg)
+    return {g.get("id", ""): g for g in root.iter(f"{SVG}g") if g.get("id")}
+
+
+def test_film_dot_golden(request):
+    check_golden(request, "rebind_film.dot", film_dot(traced("rebind")))
+
+
+def test_every_frame_element_is_in_the_one_svg():
+    f = film(traced("rebind"))
+    assert f["schema"] == "gradtrace.film" and f["version"] == 1
+    ids = groups(f["svg"])
+    for frame in f["frames"]:
+        assert set(frame["visible"]) <= set(ids)
+        assert set(frame["classes"]) <= set(ids)
+
+
+def test_rows_match_svg_text_slots():
+    """The i-th row of a box replaces the i-th <text> of its group, in every frame."""
+    f = film(traced("mutate"))
+    ids = groups(f["svg"])
+    for frame in f["frames"]:
+        for dom, ref in frame["texts"].items():
+            slots = list(ids[dom].iter(f"{SVG}text"))
+            assert len(f["rows"][ref]) == len(slots), dom
+
+
+def test_rebinding_moves_the_arrow_and_keeps_the_object():
+    trace = traced("rebind")
+    f = film(trace)
+    i = next(k for k, s in enumerate(trace) if s.events_of("rebind"))
+    before, after = (f["frames"][f["steps"][k]["frame"]] for k in (i - 1, i))
+    assert "gt-e-name-name1-t1" in before["visible"] and "gt-e-name-name1-t1" not in after["visible"]
+    assert "gt-e-name-name1-t2" in after["visible"]
+    assert "gt-t1" in after["visible"]  # old object still there, held by the graph
+    assert "gt-m-unnamed" in after["classes"]["gt-t1"]
+    assert f["steps"][i]["events"][-1].startswith("x now names t2; t1 is unchanged and still held by n1")
+
+
+def test_mutation_frame_marks_and_relabels():
+    trace = traced("mutate")
+    f = film(trace)
+    i = next(k for k, s in enumerate(trace) if s.events_of("mutate"))
+    frame = f["frames"][f["steps"][i]["frame"]]
+    event = trace[i].events_of("mutate")[0]
+    assert "gt-m-mutated" in frame["classes"][f"gt-{event.tensor}"]  # type: ignore[union-attr]
+    head = f["rows"][frame["texts"][f"gt-{event.tensor}"]][0][0]  # type: ignore[union-attr]
+    assert head.endswith(f"v{event.version_after}")  # type: ignore[union-attr]
+    node, _ = event.stale[0]  # type: ignore[union-attr]
+    rows = f["rows"][frame["texts"][f"gt-{node}"]]
+    assert any(cls == "stale" for _, cls in rows)
+    assert f["steps"][i]["predictions"][0].startswith("backward() from c will fail")
+    detail = f["details"][f["steps"][i]["details"][f"gt-{node}"]]
+    assert any("stale" in value for _, value in detail["fields"])
+
+
+def test_identical_frames_are_stored_once():
+    trace = trace_code("import torch\nx = torch.ones(2, requires_grad=True)\nn = 1\nn = 2\nn = 3\n")
+    f = film(trace)
+    refs = [s["frame"] for s in f["steps"]]
+    assert refs[1] != refs[2]  # step 1 marks x's tensor as new
+    assert refs[2] == refs[3] == refs[4]  # n = ... changes nothing in the picture
+    assert len(f["frames"]) == len(set(refs)) == 3
+
+
+def test_backward_pairs_point_at_neighbouring_steps():
+    trace = traced("forum")
+    f = film(trace)
+    assert f["backward"] == [{"step": len(trace) - 1, "before": len(trace) - 2}]
+
+
+def test_long_trace_is_laid_out_once():
+    src = "import torch\nx = torch.tensor(1., requires_grad=True)\nfor i in range(300):\n    y = x * i\n"
+    trace = trace_code(src)
+    assert len(trace) > 600
+    start = time.perf_counter()
+    f = film(trace)
+    assert time.perf_counter() - start < 20
+    assert f["svg"].count("<svg") == 1 and len(f["steps"]) == len(trace)
+
+
+def test_film_is_strict_json_and_keeps_payloads_as_data():
+    f = film(evil_trace())
+    text = json.dumps(f, allow_nan=False)
+    assert json.loads(text) == f
+    root = ET.fromstring(f["svg"])
+    assert not [el for el in root.iter() if el.tag.replace(SVG, "") in {"img", "script", "a", "foreignObject"}]
