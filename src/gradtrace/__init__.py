@@ -12,7 +12,7 @@ from .model import Step, Trace
 
 __version__ = "0.1.0"
 
-__all__ = ["Step", "Trace", "__version__", "last_trace", "make_dot", "show", "snapshot", "trace", "trace_code"]
+__all__ = ["Step", "Trace", "__version__", "last_trace", "make_dot", "quiz", "show", "snapshot", "trace", "trace_code"]
 
 
 def trace_code(source: str, namespace: dict[str, Any] | None = None, filename: str = "<gradtrace>",
@@ -58,3 +58,14 @@ def show(var: Any, params: Any = None) -> Any:
 
     return _show(var, params)
 
+
+def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
+         namespace: dict[str, Any] | None = None, rtol: float | None = None) -> Any:
+    """A question about ``code`` (predict ``ask``, or which line changes the graph, or rebinding vs mutation).
+
+    The answer comes from running the code with torch; ``q.check("5376")`` grades a prediction and
+    shows the reverse pass in numbers. See :mod:`gradtrace.explain.quiz`.
+    """
+    from .explain.quiz import quiz as _quiz
+
+    return _quiz(code, ask, line=line, namespace=namespace, rtol=rtol)

@@ -1,0 +1,730 @@
+"""Quizzes: the learner predicts, PyTorch answers, the walkthrough shows why.
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+
+:func:`quiz` turns a small program into a question. Nothing is stored as an
+answer string: every answer is what PyTorch (or a trace of the program) gives
+when the question is made.
+
+Three kinds of question:
+
+``ask="x.grad"`` (any expression: ``"y.grad"``, ``"x._version"``, ``"y.requires_grad"``)
+    The code runs with real torch, one top-level statement at a time; a statement
+    ``<tensor>.backward(...)`` runs through :func:`~gradtrace.explain.walkthrough.walkthrough`
+    (the same ``backward()``, with hooks that record the numbers; PyTorch's results
+    are bit-identical), then ``ask`` is evaluated. If the code raises, the answer
+    is the error: the learner answers with its type (``TypeError``).
+``ask=GRAPH_LINES`` ("which line changes the graph?")
+    The lines whose statements created backward nodes, read from a trace.
+``ask=REBIND_OR_MUTATE`` ("rebinding or mutation?") with ``line=``
+    Whether that line moved a name to another tensor object (a rebind event) or
+    changed a tensor object in place (a mutate event), both or neither.
+
+How a typed answer is compared: the text is read as a Python literal (``5376``,
+``5376.0``, ``[2, 8, 18]``, ``None``, ``True``; a pasted ``tensor([2., 8.])`` too)
+and compared with torch's values element by element. Whole numbers that the dtype
+holds exactly (up to 2**24 in float32, 2**53 in float64) must match exactly;
+other values are accepted within a relative tolerance of :data:`RTOL` for the
+dtype (``1e-05`` for float32), and the verdict says when a tolerance was used.
+Shapes must match: ``[5376]`` is not the 0-d ``5376``.
+
+Every question and verdict has ``_repr_mimebundle_`` (``text/plain`` always). In a
+running Jupyter kernel with ipywidgets installed, a question shows a text box and a
+*Check* button; :meth:`Question.check` is the same check for scripts and tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import math
+import re
+import textwrap
+import warnings
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Bind, Create, Mutate, Rebind, Step, Trace
+from ._numbers import fmt_values
+
+__all__ = ["GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Question", "Verdict", "quiz"]
+
+GRAPH_LINES = "which line changes the graph?"
+REBIND_OR_MUTATE = "rebinding or mutation?"
+
+#: Relative tolerance per dtype for values that are not whole numbers the dtype holds exactly.
+RTOL = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-9}
+
+#: Whole numbers up to this size are held exactly by the dtype (its mantissa bits + 1).
+_EXACT_UP_TO = {"float16": 2.0**11, "bfloat16": 2.0**8, "float32": 2.0**24, "float64": 2.0**53}
+
+_FILENAME = "<quiz>"
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one :meth:`Question.check`: right or wrong, and how the answer comes about.
+
+    ``bool(verdict)`` is ``verdict.correct``.
+    """
+
+    correct: bool
+    given: str
+    expected: str
+    message: str
+    explanation: str = ""
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def to_text(self) -> str:
+        head = ("Right! " if self.correct else "Not quite. ") + self.message
+        return head + ("\n\n" + self.explanation if self.explanation else "")
+
+    __str__ = to_text
+
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,
+                          exclude: Collection[str] | None = None) -> dict[str, str]:
+        return {"text/plain": self.to_text(), "text/html": self._html()}
+
+    def _html(self) -> str:
+        colour = "#1a7f37" if self.correct else "#cf222e"
+        word = "Right!" if self.correct else "Not quite."
+        body = f"<pre style='white-space:pre-wrap'>{html.escape(self.explanation)}</pre>" if self.explanation else ""
+        return f"<div><b style='color:{colour}'>{word}</b> {html.escape(self.message)}{body}</div>"
+
+
+
+# --------------------------------------------------------------------------- questions
+
+
+class Question:
+    """A question about a program. Subclasses set ``prompt`` and implement :meth:`check`."""
+
+    kind = "question"
+    code: str
+
+    @property
+    def prompt(self) -> str:
+        """The question as the learner reads it, with the code's numbered lines."""
+        raise NotImplementedError
+
+    def check(self, answer: Any) -> Verdict:
+        raise NotImplementedError
+
+    def to_text(self) -> str:
+        return self.prompt
+
+    def __str__(self) -> str:
+        return self.prompt
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.prompt.splitlines()[0]}>"
+
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,
+                          exclude: Collection[str] | None = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {"text/plain": self.prompt,
+                                  "text/html": f"<pre>{html.escape(self.prompt)}</pre>"}
+        view = self.widget()
+        if view is not None:
+            bundle.update({k: v for k, v in view._repr_mimebundle_(include, exclude).items() if k != "text/plain"})
+        return bundle
+
+    def widget(self) -> Any:
+        """A text box and a Check button (ipywidgets), or ``None`` outside a Jupyter kernel."""
+        return _answer_box(self)
+
+
+def _listing(code: str) -> str:
+    lines = code.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"  {i:>{width}} | {text}" for i, text in enumerate(lines, start=1))
+
+
+def _clean_code(code: str) -> str:
+    return textwrap.dedent(code).strip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- value questions
+
+
+@dataclass(frozen=True)
+class _Truth:
+    """PyTorch's answer as plain data. ``kind``: tensor, number, bool, none, text or error."""
+
+    kind: str
+    values: Any
+    text: str
+    dtype: str = ""
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What running the program gave: the answer, the walkthroughs, warnings, the error."""
+
+    truth: _Truth
+    walks: tuple[tuple[int, Any], ...] = ()
+    warnings: tuple[str, ...] = ()
+    error: str = ""
+    error_line: int | None = None
+
+
+@dataclass(frozen=True, repr=False)
+class ValueQuestion(Question):
+    """What is ``ask`` after the code runs? Answered by running the code with torch."""
+
+    code: str
+    ask: str
+    run: _Run
+    rtol: float | None = None
+    kind: str = field(default="value", init=False)
+
+    @property
+    def prompt(self) -> str:
+        return (f"What is {self.ask} after this code runs?\n\n{_listing(self.code)}\n\n"
+                "Answer with a number, a list such as [1, 2], None, True/False, or the type of the error "
+                "if you think the code fails.\nWhole numbers are checked exactly, others within the dtype's "
+                "relative tolerance.")
+
+    @property
+    def answer(self) -> str:
+        """PyTorch's answer, as text (shown only after a check in a lesson)."""
+        return self.run.truth.text
+
+    def check(self, answer: Any) -> Verdict:
+        given = str(answer).strip()
+        truth = self.run.truth
+        if truth.kind == "error":
+            ok, message = _check_error(given, truth)
+        else:
+            ok, message = _check_value(given, truth, self.ask, self.rtol)
+        return Verdict(ok, given, truth.text, message, self._explanation())
+
+    def _explanation(self) -> str:
+        parts = [self._computed()]
+        parts += [_walk_text(line, walk, len(self.run.walks)) for line, walk in self._relevant_walks()]
+        if self.run.error:
+            parts.append(self.run.error)
+        parts += [f"PyTorch warned: {w}" for w in self.run.warnings]
+        return "\n\n".join(p for p in parts if p)
+
+    def _computed(self) -> str:
+        truth = self.run.truth
+        if truth.kind == "error":
+            return f"The code raises {truth.text} at line {self.run.error_line}."
+        detail = f" ({truth.dtype}, shape {tuple(truth.shape)})" if truth.kind == "tensor" else ""
+        return f"PyTorch computed {self.ask} = {truth.text}{detail}."
+
+    def _relevant_walks(self) -> list[tuple[int, Any]]:
+        match = re.fullmatch(r"\s*([\w.]+?)\.grad\s*", self.ask)
+        if match is None:
+            return []
+        name = match.group(1)
+        mentioned = [(line, w) for line, w in self.run.walks
+                     if any(leaf.label == name for leaf in w.leaves)
+                     or any(label == name for step in w.steps for label, _ in step.retained)]
+        return mentioned or list(self.run.walks)
+
+
+def _walk_text(line: int, walk: Any, count: int) -> str:
+    head = f"How the number comes about (backward() at line {line}):" if count == 1 else \
+        f"backward() at line {line}:"
+    return head + "\n" + walk.to_text()
+
+
+def _check_error(given: str, truth: _Truth) -> tuple[bool, str]:
+    words = given.lower()
+    if truth.text.lower() in words:
+        return True, f"The code fails with {truth.text}."
+    if re.search(r"\b(error|exception|fails?|raises?)\b", words) and not re.search(r"[a-z]error\b", words):
+        return True, f"The code fails, with {truth.text}."
+    if re.search(r"\w+error\b", words):
+        return False, f"The code does fail, but with {truth.text}, not {given}."
+    return False, f"The code does not get that far: it raises {truth.text}."
+
+
+def _check_value(given: str, truth: _Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
+    if re.fullmatch(r"\w*(Error|Exception)\b.*", given):
+        return False, f"The code runs without an error; {ask} is {truth.text}."
+    try:
+        value = parse_answer(given)
+    except ValueError as exc:
+        return False, f"{exc} PyTorch's answer is {truth.text}."
+    if truth.kind == "text":
+        ok = str(value).strip().strip("'\"") == truth.values
+        return ok, f"{ask} is {truth.text}."
+    if truth.kind in ("none", "bool"):
+        ok = value is truth.values or (truth.kind == "bool" and value == truth.values and isinstance(value, bool))
+        return ok, f"{ask} is {truth.text}."
+    if value is None or isinstance(value, bool) and truth.kind != "bool":
+        return False, f"{ask} is {truth.text}, not {given}."
+    return _compare_numbers(value, truth, ask, rtol)
+
+
+def _compare_numbers(value: Any, truth: _Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
+    shape = _shape(value)
+    if shape is None:
+        return False, f"Could not read {value!r} as a number or a rectangular list. {ask} is {truth.text}."
+    if shape != tuple(truth.shape):
+        return False, (f"{ask} has shape {tuple(truth.shape)} ({_shape_words(truth.shape)}); your answer has "
+                       f"shape {shape}. {ask} is {truth.text}.")
+    tol = rtol if rtol is not None else RTOL.get(truth.dtype, 1e-5)
+    used_tol = False
+    for g, t in zip(_flat(value), _flat(truth.values), strict=True):
+        if _exact(t, truth.dtype):
+            if g != t:
+                return False, f"{ask} is {truth.text}."
+        else:
+            used_tol = True
+            if not _close(float(g), float(t), tol):
+                return False, f"{ask} is {truth.text} (compared within a relative tolerance of {tol:g})."
+    note = f" (compared within a relative tolerance of {tol:g} for {truth.dtype})" if used_tol else ""
+    return True, f"{ask} is {truth.text}{note}."
+
+
+def _close(g: float, t: float, tol: float) -> bool:
+    if math.isnan(t):
+        return math.isnan(g)
+    if math.isinf(t):
+        return g == t
+    return abs(g - t) <= tol * abs(t)
+
+
+def _exact(t: Any, dtype: str) -> bool:
+    if isinstance(t, (bool, int)):
+        return True
+    limit = _EXACT_UP_TO.get(dtype, 2.0**24)
+    return isinstance(t, float) and t.is_integer() and abs(t) <= limit
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, list):
+        inner = {_shape(v) for v in value}
+        if len(inner) > 1:
+            return None
+        rest = inner.pop() if inner else ()
+        return None if rest is None else (len(value), *rest)
+    return () if isinstance(value, (int, float)) else None
+
+
+def _shape_words(shape: tuple[int, ...]) -> str:
+    if not shape:
+        return "a single number, a 0-d tensor"
+    return f"{len(shape)}-d"
+
+
+def _flat(value: Any) -> Iterable[Any]:
+    if isinstance(value, list):
+        for v in value:
+            yield from _flat(v)
+    else:
+        yield value
+
+
+_TENSOR_TEXT = re.compile(r"(?:torch\.)?tensor\((?P<inner>.*)\)", re.S)
+_KWARGS = re.compile(r",\s*(?:dtype|requires_grad|grad_fn|device)=.*$", re.S)
+
+
+def parse_answer(text: str) -> Any:
+    """A learner's typed answer as plain Python: a number, nested lists, ``None``, a bool or a word.
+
+    ``"5376"``, ``"5376.0"``, ``"[2, 8, 18]"``, ``"tensor([2., 8., 18.], dtype=torch.float64)"``.
+    Raises ``ValueError`` with a readable message for text that is none of these.
+    """
+    s = text.strip()
+    match = _TENSOR_TEXT.fullmatch(s)
+    if match:
+        s = _KWARGS.sub("", match.group("inner")).strip()
+    lowered = s.lower()
+    if lowered in ("none", "true", "false"):
+        return {"none": None, "true": True, "false": False}[lowered]
+    if re.fullmatch(r"[A-Za-z_]\w*", s):
+        return s
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise ValueError(f"Could not read {text!r} as a number or a list of numbers.") from None
+    return _listify(value, text)
+
+
+def _listify(value: Any, text: str) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_listify(v, text) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"Could not read {text!r} as a number or a list of numbers.")
+
+
+def _truth_of(value: Any) -> _Truth:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        dtype = str(t.dtype).split(".")[-1]
+        return _Truth("tensor", t.tolist(), fmt_values(t.tolist(), dtype), dtype, tuple(t.shape))
+    if value is None:
+        return _Truth("none", None, "None")
+    if isinstance(value, bool):
+        return _Truth("bool", value, str(value))
+    if isinstance(value, (int, float)):
+        dtype = "int" if isinstance(value, int) else "float64"
+        return _Truth("number", value, fmt_values(value, dtype), dtype)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return _Truth("number", list(value), fmt_values(list(value), "int"), "int", (len(value),))
+    return _Truth("text", str(value), str(value))
+
+
+# --------------------------------------------------------------------------- running the code
+
+
+@dataclass
+class _BackwardCall:
+    receiver: ast.expr
+    gradient: ast.expr | None
+    retain_graph: ast.expr | None
+    inputs: ast.expr | None
+
+
+def _backward_call(stmt: ast.stmt) -> _BackwardCall | None:
+    """``<expr>.backward(gradient, retain_graph, inputs=...)`` as a statement of its own, else None."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward"):
+        return None
+    if len(call.args) > 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    named = {k.arg: k.value for k in call.keywords}
+    if None in named or not set(named) <= {"gradient", "retain_graph", "inputs"}:
+        return None
+    args = list(call.args) + [None] * (2 - len(call.args))
+    return _BackwardCall(call.func.value, named.get("gradient", args[0]), named.get("retain_graph", args[1]),
+                         named.get("inputs"))
+
+
+def _eval(node: ast.expr | None, ns: dict[str, Any]) -> Any:
+    if node is None:
+        return None
+    return eval(compile(ast.Expression(node), _FILENAME, "eval"), ns)
+
+
+def _run_statement(stmt: ast.stmt, ns: dict[str, Any], walks: list[tuple[int, Any]]) -> None:
+    import torch
+
+    from .walkthrough import GraphTooLarge, walkthrough
+
+    call = _backward_call(stmt)
+    root = _eval(call.receiver, ns) if call is not None else None
+    if call is None or not isinstance(root, torch.Tensor):
+        exec(compile(ast.Module(body=[stmt], type_ignores=[]), _FILENAME, "exec"), ns)
+        return
+    gradient, retain, inputs = (_eval(call.gradient, ns), _eval(call.retain_graph, ns), _eval(call.inputs, ns))
+    try:
+        walk = walkthrough(root, gradient, bool(retain), inputs, names=ns, root_name=ast.unparse(call.receiver))
+    except GraphTooLarge:
+        root.backward(gradient, retain_graph=retain, inputs=inputs)
+        return
+    walks.append((stmt.lineno, walk))
+
+
+def _error_text(exc: BaseException, line: int, code: str) -> str:
+    lines = code.splitlines()
+    where = f"line {line}: {lines[line - 1].strip()}" if 0 < line <= len(lines) else f"line {line}"
+    text = f"{type(exc).__name__} at {where}\n{exc}".rstrip()
+    try:
+        from .errors import explain_error
+    except ImportError:  # pragma: no cover - the errors module ships with the package
+        return text
+    return text + "\n\n" + explain_error(exc).to_text()
+
+
+def _run(code: str, ask: str, namespace: Mapping[str, Any] | None) -> _Run:
+    import torch
+
+    ns: dict[str, Any] = {"torch": torch, **(namespace or {})}
+    walks: list[tuple[int, Any]] = []
+    tree = ast.parse(code, _FILENAME)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for stmt in tree.body:
+            try:
+                _run_statement(stmt, ns, walks)
+            except Exception as exc:  # the learner's code may raise anything: that is the answer
+                truth = _Truth("error", type(exc).__name__, type(exc).__name__)
+                return _Run(truth, tuple(walks), _warning_texts(caught), _error_text(exc, stmt.lineno, code),
+                            stmt.lineno)
+        try:
+            value = eval(compile(ask, "<ask>", "eval"), ns)
+        except Exception as exc:
+            raise ValueError(f"quiz: the code ran, but ask={ask!r} could not be evaluated: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    return _Run(_truth_of(value), tuple(walks), _warning_texts(caught))
+
+
+def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for w in caught:
+        message = re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", str(w.message).strip())
+        text = f"{w.category.__name__}: {message}"
+        if text not in seen:
+            seen.append(text)
+    return tuple(seen)
+
+
+# --------------------------------------------------------------------------- questions from a trace
+
+
+def _trace(code: str, namespace: Mapping[str, Any] | None) -> Trace:
+    import torch
+
+    from ..tracer import trace_code
+
+    ns: dict[str, Any] = {"torch": torch, **(namespace or {})}
+    return trace_code(code, ns, filename=_FILENAME, raise_errors=False)
+
+
+def _node_name(step: Step, node_id: str) -> str:
+    info = step.nodes.get(node_id)
+    return node_id if info is None else f"{node_id} {info.name.replace('torch::autograd::', '')}"
+
+
+def _created_nodes(trace: Trace) -> dict[int, list[str]]:
+    """Line number -> the backward nodes its statement created (in order, every time it ran)."""
+    made: dict[int, list[str]] = {}
+    for step in trace.steps:
+        for event in step.events:
+            if isinstance(event, Create) and event.nodes:
+                made.setdefault(step.lineno, []).extend(_node_name(step, n) for n in event.nodes)
+    return made
+
+
+@dataclass(frozen=True, repr=False)
+class GraphLinesQuestion(Question):
+    """Which lines change the autograd graph (create backward nodes)? Answered from a trace."""
+
+    code: str
+    lines: tuple[int, ...]
+    created: Mapping[int, tuple[str, ...]]
+    error: str = ""
+    kind: str = field(default="graph_lines", init=False)
+
+    @property
+    def prompt(self) -> str:
+        return (f"Which lines change the autograd graph (add backward nodes to it)?\n\n{_listing(self.code)}\n\n"
+                "Answer with line numbers, for example: 2, 4")
+
+    @property
+    def answer(self) -> str:
+        return ", ".join(str(n) for n in self.lines) or "none"
+
+    def check(self, answer: Any) -> Verdict:
+        given = str(answer).strip()
+        picked = {int(n) for n in re.findall(r"\d+", given)}
+        right = set(self.lines)
+        ok = picked == right
+        if ok:
+            message = f"Lines {self.answer} add nodes to the graph; the others do not."
+        else:
+            missing, extra = sorted(right - picked), sorted(picked - right)
+            bits = []
+            if missing:
+                bits.append(f"you left out {', '.join(map(str, missing))}")
+            if extra:
+                bits.append(("lines " if len(extra) > 1 else "line ") + ", ".join(map(str, extra))
+                            + (" add" if len(extra) > 1 else " adds") + " no node")
+            message = f"The lines that add nodes are {self.answer}: " + "; ".join(bits) + "."
+        return Verdict(ok, given, self.answer, message, self._explanation())
+
+    def _explanation(self) -> str:
+        out = ["Line by line, what each statement added to the graph:"]
+        lines = self.code.splitlines()
+        width = max((len(text.rstrip()) for text in lines), default=0)
+        for i, text in enumerate(lines, start=1):
+            if not text.strip():
+                continue
+            made = self.created.get(i)
+            what = "new nodes " + ", ".join(made) if made else "no new node"
+            out.append(f"  {i:>3} | {text.rstrip():<{width}}   {what}")
+        if self.error:
+            out.append(self.error)
+        return "\n".join(out)
+
+
+_ANSWERS = ("rebinding", "mutation", "both", "neither")
+
+
+@dataclass(frozen=True, repr=False)
+class RebindQuestion(Question):
+    """Does a line rebind a name, mutate a tensor in place, both or neither? Answered from a trace."""
+
+    code: str
+    line: int
+    truth: str
+    details: tuple[str, ...]
+    kind: str = field(default="rebind_or_mutate", init=False)
+
+    @property
+    def prompt(self) -> str:
+        text = self.code.splitlines()[self.line - 1].strip()
+        return (f"Line {self.line} ({text}): rebinding or mutation?\n\n{_listing(self.code)}\n\n"
+                "Answer rebinding (a name moves to another tensor object), mutation (a tensor object changes "
+                "in place), both, or neither.")
+
+    @property
+    def answer(self) -> str:
+        return self.truth
+
+    def check(self, answer: Any) -> Verdict:
+        given = str(answer).strip()
+        picked = _read_rebind_answer(given)
+        if picked is None:
+            return Verdict(False, given, self.truth,
+                           f"Answer one of {', '.join(_ANSWERS)}. Line {self.line} is: {self.truth}.",
+                           "\n".join(self.details))
+        return Verdict(picked == self.truth, given, self.truth, f"Line {self.line} is: {self.truth}.",
+                       "\n".join(self.details))
+
+
+def _read_rebind_answer(text: str) -> str | None:
+    words = text.lower()
+    rebind = bool(re.search(r"rebind|rebound|re-bind|reassign|new object", words))
+    mutate = bool(re.search(r"mutat|in[- ]?place|modif", words))
+    if "neither" in words or words in ("none", "no"):
+        return "neither"
+    if "both" in words or (rebind and mutate):
+        return "both"
+    return "rebinding" if rebind else "mutation" if mutate else None
+
+
+def _rebind_details(trace: Trace, line: int) -> tuple[str, tuple[str, ...]]:
+    rebinds, mutates, lines = False, False, []
+    for step in trace.steps:
+        if step.lineno != line:
+            continue
+        for e in step.events:
+            if isinstance(e, Rebind):
+                rebinds = True
+                lines.append(_rebind_words(e, step))
+            elif isinstance(e, Mutate):
+                mutates = True
+                lines.append(_mutate_words(e, step))
+            elif isinstance(e, Bind):
+                lines.append(f"{e.name} now names {e.new}: a name that named no tensor before (nothing moved, "
+                             "nothing changed in place).")
+    truth = "both" if rebinds and mutates else "rebinding" if rebinds else "mutation" if mutates else "neither"
+    if not lines:
+        lines.append("No name moved to another tensor object and no tensor object changed in place on this line.")
+    return truth, tuple(lines)
+
+
+def _rebind_words(e: Rebind, step: Step) -> str:
+    held = [*e.held_by_names, *(_node_name(step, n) for n in e.held_by_nodes)]
+    still = f"; it is still held by {', '.join(held)}" if held else "; nothing holds it any more"
+    return (f"Rebinding: the name {e.name} moved from tensor {e.old} to a different tensor object {e.new}. "
+            f"{e.old} itself is unchanged{still}.")
+
+
+def _mutate_words(e: Mutate, step: Step) -> str:
+    names = step.names_of(e.tensor)
+    who = f"{e.tensor} ({', '.join(names)})" if names else e.tensor
+    by = f" by {e.op}" if e.op else ""
+    text = f"Mutation: tensor object {who} changed in place{by}: version {e.version_before} → {e.version_after}"
+    if e.grad_fn_before != e.grad_fn_after:
+        before = _node_name(step, e.grad_fn_before) if e.grad_fn_before else "None"
+        after = _node_name(step, e.grad_fn_after) if e.grad_fn_after else "None"
+        text += f", grad_fn {before} → {after}"
+    if e.via:
+        text += f" (changed through the view {e.via})"
+    if e.stale:
+        text += "; now stale: " + ", ".join(f"{saved} saved by {_node_name(step, node)}" for node, saved in e.stale)
+    return text + "."
+
+
+def _resolve_line(code: str, line: int | str | None) -> int:
+    lines = code.splitlines()
+    if line is None:
+        raise ValueError(f"quiz(ask={REBIND_OR_MUTATE!r}) needs line= (a line number or the line's code)")
+    if isinstance(line, int):
+        if not 1 <= line <= len(lines):
+            raise ValueError(f"line={line} is outside the code (lines 1 to {len(lines)})")
+        return line
+    wanted = line.strip()
+    for exact in (True, False):
+        for i, text in enumerate(lines, start=1):
+            if (text.strip() == wanted) if exact else (wanted in text):
+                return i
+    raise ValueError(f"no line of the code reads {line!r}")
+
+
+# --------------------------------------------------------------------------- the widget
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def _answer_box(question: Question) -> Any:
+    """ipywidgets: the prompt, a Text box and a Check button whose click shows the verdict."""
+    if not _in_kernel():
+        return None
+    try:
+        import ipywidgets as w
+    except ImportError:
+        return None
+    prompt = w.HTML(f"<pre>{html.escape(question.prompt)}</pre>")
+    box = w.Text(placeholder="your answer", description="Answer:")
+    button = w.Button(description="Check", button_style="primary")
+    result = w.HTML()
+
+    def on_click(_: Any) -> None:
+        result.value = question.check(box.value)._html()
+
+    button.on_click(on_click)
+    return w.VBox([prompt, w.HBox([box, button]), result])
+
+
+# --------------------------------------------------------------------------- the entry point
+
+
+def _kind_of(ask: str) -> str:
+    key = re.sub(r"[^a-z]", "", ask.lower())
+    if key in ("whichlinechangesthegraph", "whichlineschangethegraph", "graphlines"):
+        return "graph_lines"
+    if key in ("rebindingormutation", "rebindormutate", "rebindingormutating"):
+        return "rebind_or_mutate"
+    return "value"
+
+
+def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
+         namespace: Mapping[str, Any] | None = None, rtol: float | None = None) -> Question:
+    """A question about ``code``, answered by PyTorch when it is made; ``check(answer)`` grades a prediction.
+
+    ``ask`` is an expression to predict (``"x.grad"``), :data:`GRAPH_LINES` or
+    :data:`REBIND_OR_MUTATE` (with ``line``: a line number or the line's code).
+    ``torch`` is available to the code without an import; ``namespace`` adds names
+    (a shallow copy is used, but tensors in it are shared: a ``backward()`` in the
+    code accumulates into their ``.grad``). ``rtol`` overrides the dtype's tolerance
+    for values that are not exact whole numbers.
+    """
+    code = _clean_code(code)
+    kind = _kind_of(ask)
+    if kind == "value":
+        return ValueQuestion(code, ask.strip(), _run(code, ask.strip(), namespace), rtol)
+    trace = _trace(code, namespace)
+    if kind == "graph_lines":
+        created = {k: tuple(v) for k, v in _created_nodes(trace).items()}
+        error = f"The code stopped with {trace.error.type}: {trace.error.message}" if trace.error else ""
+        return GraphLinesQuestion(code, tuple(sorted(created)), created, error)
+    number = _resolve_line(code, line)
+    truth, details = _rebind_details(trace, number)
+    return RebindQuestion(code, number, truth, details)
