@@ -144,9 +144,7 @@ def forum_trace() -> Trace:
     t1g = scalar("t1", 42.0, leaf=True, grad=5376.0)
     freed = {"n1": pow_node("n1", 2, FREED), "n2": ACC, "n3": pow_node("n3", 3, FREED), "n4": ADD}
     bw = Backward("t4", None, False, (GradChange("t1", None, t1g.grad),), (("n1", "self"), ("n3", "self")))
-    s5 = Step(
-        5, 5, "f.backward()", "<module>", binds, {"t1": t1g, "t2": t2, "t3": t3, "t4": t4}, freed, (bw,)
-    )
+    s5 = Step(5, 5, "f.backward()", "<module>", binds, {"t1": t1g, "t2": t2, "t3": t3, "t4": t4}, freed, (bw,))
     source = "\n".join(s.code for s in (s1, s2, s3, s4, s5)) + "\n"
     return Trace(source, "forum.py", (s1, s2, s3, s4, s5))
 
@@ -254,9 +252,7 @@ def evil_trace() -> Trace:
     tensors, binds, nodes = {}, {}, {}
     for i, p in enumerate(PAYLOADS, start=1):
         tid, nid = f"t{i}", f"n{i}"
-        tensors[tid] = TensorInfo(
-            tid, (1,), p, "cpu", True, False, False, 0, nid, None, Summary(p), Summary(p)
-        )
+        tensors[tid] = TensorInfo(tid, (1,), p, "cpu", True, False, False, 0, nid, None, Summary(p), Summary(p))
         nodes[nid] = NodeInfo(nid, p, (None,), ((p, p),), (SavedValue(p, None, Summary(p)),))
         binds[p] = tid
     code = " ; ".join(PAYLOADS)

@@ -23,9 +23,7 @@ def svg_tree(svg: str) -> ET.Element:
 
 
 def node_titles(root: ET.Element) -> list[str]:
-    return [
-        g.findtext(f"{SVG}title") or "" for g in root.iter(f"{SVG}g") if "node" in g.get("class", "").split()
-    ]
+    return [g.findtext(f"{SVG}title") or "" for g in root.iter(f"{SVG}g") if "node" in g.get("class", "").split()]
 
 
 def texts(root: ET.Element) -> list[str]:
