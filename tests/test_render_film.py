@@ -103,3 +103,11 @@ def test_film_is_strict_json_and_keeps_payloads_as_data():
     assert json.loads(text) == f
     root = ET.fromstring(f["svg"])
     assert not [el for el in root.iter() if el.tag.replace(SVG, "") in {"img", "script", "a", "foreignObject"}]
+
+
+def test_film_mimebundle_is_text_and_sandboxed_page():
+    f = film(traced("forum"))
+    bundle = f._repr_mimebundle_()
+    assert bundle["text/plain"] == f"<gradtrace film of forum.py: {len(traced('forum'))} steps>"
+    assert bundle["text/html"].startswith('<iframe sandbox="allow-scripts" srcdoc="&lt;!DOCTYPE html&gt;')
+    assert "<script" not in bundle["text/html"]

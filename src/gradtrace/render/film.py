@@ -55,7 +55,7 @@ from .svg import dot_to_svg, svg_inline
 from .text import saved_state_text
 from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
 
-__all__ = ["film", "film_scenes", "film_dot", "SCHEMA"]
+__all__ = ["Film", "film", "film_scenes", "film_dot", "SCHEMA"]
 
 SCHEMA = "gradtrace.film"
 MARK_WORDS = {
@@ -66,6 +66,30 @@ MARK_WORDS = {
     "grad": ".grad changed",
     "moved": "name (re)bound",
 }
+
+
+class Film(dict[str, Any]):
+    """A film (a plain ``dict``, see above) that shows itself in notebooks as a stepper.
+
+    ``_repr_mimebundle_`` always carries ``text/plain``; ``text/html`` is the
+    standalone stepper page in a sandboxed ``<iframe srcdoc>`` (scripts run inside
+    it only, with no access to the notebook page).
+    """
+
+    def __repr__(self) -> str:
+        return f"<gradtrace film of {self.get('title', '')!s}: {len(self.get('steps', []))} steps>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        import html
+
+        from .html import film_html
+
+        page = html.escape(film_html(self), quote=True)
+        frame = (
+            f'<iframe sandbox="allow-scripts" srcdoc="{page}" title="gradtrace stepper" '
+            'style="width:100%;height:640px;border:0"></iframe>'
+        )
+        return {"text/plain": repr(self), "text/html": frame}
 
 
 class _Table:
@@ -209,7 +233,7 @@ def _elements(u: Scene) -> dict[str, dict[str, str]]:
     return out
 
 
-def film(trace: Trace, *, title: str | None = None) -> dict[str, Any]:
+def film(trace: Trace, *, title: str | None = None) -> Film:
     """The film of ``trace`` (see the module docstring for the format). Lays out once."""
     scenes = film_scenes(trace)
     u = union(scenes)
@@ -234,21 +258,23 @@ def film(trace: Trace, *, title: str | None = None) -> dict[str, Any]:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
         error = f"{clean(e.type)}{where}: {clean(e.message)}"
-    return {
-        "schema": SCHEMA,
-        "version": 1,
-        "title": title if title is not None else trace.filename,
-        "filename": trace.filename,
-        "source": trace.source,
-        "svg": svg,
-        "elements": _elements(u),
-        "rows": rows.rows,
-        "frames": frames.rows,
-        "details": details.rows,
-        "steps": steps,
-        "backward": backward,
-        "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
-        "marks": [{"class": f"gt-m-{m}", "label": MARK_WORDS[m], "color": MARK[m][0]} for m in MARK],
-        "error": error,
-        "steps_unrecorded": trace.steps_unrecorded,
-    }
+    return Film(
+        {
+            "schema": SCHEMA,
+            "version": 1,
+            "title": title if title is not None else trace.filename,
+            "filename": trace.filename,
+            "source": trace.source,
+            "svg": svg,
+            "elements": _elements(u),
+            "rows": rows.rows,
+            "frames": frames.rows,
+            "details": details.rows,
+            "steps": steps,
+            "backward": backward,
+            "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
+            "marks": [{"class": f"gt-m-{m}", "label": MARK_WORDS[m], "color": MARK[m][0]} for m in MARK],
+            "error": error,
+            "steps_unrecorded": trace.steps_unrecorded,
+        }
+    )
