@@ -6,6 +6,7 @@ import json
 import time
 import xml.etree.ElementTree as ET
 
+import pytest
 from test_render_cases import check_golden, evil_trace
 from test_render_real import traced
 
@@ -33,8 +34,10 @@ def test_every_frame_element_is_in_the_one_svg():
         assert set(frame["classes"]) <= set(ids)
 
 
-def test_rows_match_svg_text_slots():
-    """The i-th row of a box replaces the i-th <text> of its group, in every frame."""
+@pytest.mark.parametrize("engine", ["dot", "graphviz-pure"])
+def test_rows_match_svg_text_slots(monkeypatch, engine):
+    """The i-th row of a box replaces the i-th <text> of its group, in every frame, with either binary."""
+    monkeypatch.setenv("GRADTRACE_DOT", engine)
     f = film(traced("mutate"))
     ids = groups(f["svg"])
     for frame in f["frames"]:
