@@ -131,7 +131,7 @@ class Question:
                                   "text/html": f"<pre>{html.escape(self.prompt)}</pre>"}
         view = self.widget()
         if view is not None:
-            bundle.update({k: v for k, v in view._repr_mimebundle_(include, exclude).items() if k != "text/plain"})
+            bundle.update({k: v for k, v in view._repr_mimebundle_().items() if k != "text/plain"})
         return bundle
 
     def widget(self) -> Any:
