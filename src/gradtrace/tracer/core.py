@@ -15,6 +15,7 @@ from __future__ import annotations
 import linecache
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +43,7 @@ from ..model import (
     Unbind,
     Untracked,
 )
-from .graph import GraphBook, version_of
+from .graph import GraphBook, grad_fn_of, is_leaf_of, version_of
 from .ids import Ids
 from .recorder import Recorder
 from .stack import ensure_deep_stack
@@ -108,6 +109,7 @@ class Tracer:
         self._seen_exc: list[BaseException] = []
         self._last_line: dict[types.FrameType, tuple[int, int]] = {}
         self._mode_on = False
+        self.internal_error: Exception | None = None
 
     # ------------------------------------------------------------- running
     def run(self, call: Callable[[], Any]) -> Trace:
@@ -126,11 +128,26 @@ class Tracer:
         finally:
             sys.settrace(old)
             self._stop_mode()
-        for frame in list(self.pending):
-            self._finish(frame)
+        try:
+            for frame in list(self.pending):
+                self._finish(frame)
+        except Exception as exc:
+            self._internal_failure(exc)
         final = None
-        if self.capped:
-            final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
+        if self.capped and self.internal_error is None:
+            try:
+                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
+            except Exception as exc:
+                self._internal_failure(exc)
+        if self.internal_error is not None:
+            err = self.internal_error
+            warnings.warn(
+                f"gradtrace stopped recording after step {len(self.steps)} because the tracer failed "
+                f"({type(err).__name__}: {err}); the code itself ran to the end unchanged. "
+                "Please report this with the code that caused it.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         self._seen_exc.clear()
         trace = Trace(
             source=self.source,
@@ -172,14 +189,24 @@ class Tracer:
         return None
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
-            self._line(frame)
-        elif event == "return":
-            self._finish(frame)
-            self._last_line.pop(frame, None)
-        elif event == "exception":
-            self._exception(frame, arg)
+        try:
+            if event == "line":
+                self._line(frame)
+            elif event == "return":
+                self._finish(frame)
+                self._last_line.pop(frame, None)
+            elif event == "exception":
+                self._exception(frame, arg)
+        except Exception as exc:  # a tracer failure must never surface in the learner's code
+            self._internal_failure(exc)
         return self._local
+
+    def _internal_failure(self, exc: Exception) -> None:
+        """Stop recording after a failure of the tracer itself; the code runs on untouched."""
+        if self.internal_error is None:
+            self.internal_error = exc
+        self.pending.clear()
+        self._cap()
 
     def _line(self, frame: types.FrameType) -> None:
         if self.recorder.in_backward:
@@ -237,17 +264,17 @@ class Tracer:
         before = set(ids.known_tensors())
         node_count = len(book.nodes)
         for _name, out, module in rec.ops:
-            book.walk(out.grad_fn, output=out, module=module)
+            book.walk(grad_fn_of(out), output=out, module=module)
         named = self._names(frame)
         bindings: dict[str, str] = {}
         for name, t in named:
             bindings[name] = ids.stamp(t)[0]
         for _name, out, _module in rec.ops:
-            nid = ids.node(out.grad_fn)
+            nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
                 book.link_output(nid, out)
         for _name, t in named:
-            book.walk(t.grad_fn, output=t)
+            book.walk(grad_fn_of(t), output=t)
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()
         mutated = self._mutations(bindings)
@@ -312,10 +339,11 @@ class Tracer:
             freed: list[tuple[str, str]] = []
             for root in call.roots:
                 roots.append(root)
-                if root.grad_fn is not None:
-                    self.book.walk(root.grad_fn, output=root)
+                fn = grad_fn_of(root)
+                if fn is not None:
+                    self.book.walk(fn, output=root)
                     if not call.retain_graph:
-                        freed += self.book.refresh_freed(root.grad_fn)
+                        freed += self.book.refresh_freed(fn)
             found.append((call, freed))
         return found, roots
 
@@ -348,7 +376,8 @@ class Tracer:
                 if t is None:
                     continue
                 seen_t.add(tid)
-                nid = ids.node(t.grad_fn) if t.grad_fn is not None else None
+                fn = grad_fn_of(t)
+                nid = ids.node(fn) if fn is not None else None
                 if nid is not None:
                     todo_n.append(nid)
                 base = t._base
@@ -370,13 +399,13 @@ class Tracer:
 
     def _tensor_info(self, tid: str) -> TensorInfo:
         t = self.ids.obj(tid)
-        grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        grad = t.grad if (is_leaf_of(t) or t.retains_grad) else None
         grad_key = None if grad is None else (id(grad), version_of(grad))
-        fn = t.grad_fn
+        fn = grad_fn_of(t)
         base = t._base
         key = (
             version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            t.is_leaf, t.retains_grad, None if base is None else self.ids.tensor(base), tuple(t.shape),
+            is_leaf_of(t), t.retains_grad, None if base is None else self.ids.tensor(base), tuple(t.shape),
         )
         cached = self.cache.get(tid)
         if cached is not None and cached.key == key:
@@ -387,7 +416,7 @@ class Tracer:
             dtype=str(t.dtype).replace("torch.", ""),
             device=str(t.device),
             requires_grad=bool(t.requires_grad),
-            is_leaf=bool(t.is_leaf),
+            is_leaf=bool(is_leaf_of(t)),
             retains_grad=bool(t.retains_grad),
             version=key[0],
             grad_fn=key[1],
@@ -482,6 +511,7 @@ class Tracer:
         out: list[Event] = []
         for i, (call, freed) in enumerate(backward_events):
             root = call.roots[0] if call.roots else None
+            root_fn = None if root is None else grad_fn_of(root)
             out.append(
                 Backward(
                     root=None if root is None else self.ids.tensor(root),
@@ -490,7 +520,7 @@ class Tracer:
                     grads=tuple(changes) if i == len(backward_events) - 1 else (),
                     freed=tuple(freed),
                     call=call.call,
-                    root_node=None if root is None or root.grad_fn is None else self.ids.node(root.grad_fn),
+                    root_node=None if root_fn is None else self.ids.node(root_fn),
                 )
             )
         return out
@@ -514,9 +544,10 @@ class Tracer:
         out = []
         for name, tid in bindings.items():
             t = self.ids.obj(tid)
-            if t is None or t.grad_fn is None:
+            fn = None if t is None else grad_fn_of(t)
+            if fn is None:
                 continue
-            root = self.ids.node(t.grad_fn)
+            root = self.ids.node(fn)
             reach = _reachable(root, nodes)
             for nid, s in stale:
                 if nid not in reach:

@@ -106,6 +106,27 @@ def custom_saved(node: Any) -> list[tuple[str, torch.Tensor | None]] | None:
         return None
 
 
+def grad_fn_of(t: torch.Tensor) -> Any:
+    """``t.grad_fn``, or None where reading it raises.
+
+    A view made under ``no_grad`` whose base was then changed in place with grad
+    mode on raises ``RuntimeError`` on ``grad_fn`` (and ``is_leaf``); the learner's
+    code only fails if *it* reads them, so the tracer must not.
+    """
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
+
+
+def is_leaf_of(t: torch.Tensor) -> bool:
+    """``t.is_leaf``; False where reading it raises (see :func:`grad_fn_of`)."""
+    try:
+        return bool(t.is_leaf)
+    except RuntimeError:
+        return False
+
+
 def version_of(t: torch.Tensor) -> int:
     try:
         return int(t._version)

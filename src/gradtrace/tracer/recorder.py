@@ -18,6 +18,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .graph import grad_fn_of
+
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
      "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imod__"}
@@ -131,6 +133,13 @@ class Recorder(TorchFunctionMode):
                 self.in_backward -= 1
                 self.backwards.append(call)
         out = func(*args, **kwargs)
+        try:
+            self._record(name, out, args)
+        except Exception:  # recording is best effort: the call's result goes back untouched
+            pass
+        return out
+
+    def _record(self, name: str, out: Any, args: tuple[Any, ...]) -> None:
         if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
             if args and isinstance(args[0], torch.Tensor):
                 self.inplace.append((name, args[0]))
@@ -140,10 +149,9 @@ class Recorder(TorchFunctionMode):
             for item in out:
                 if isinstance(item, torch.Tensor):
                     self._output(name, item, args)
-        return out
 
     def _output(self, name: str, out: torch.Tensor, args: tuple[Any, ...]) -> None:
-        if out.grad_fn is not None:
+        if grad_fn_of(out) is not None:
             path = self.module_path(self._modules[-1]) if self._modules else ""
             self.ops.append((name, out, path))
             return

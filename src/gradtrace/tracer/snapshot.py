@@ -13,6 +13,7 @@ import torch
 
 from ..model import Step
 from .core import Tracer
+from .graph import grad_fn_of
 from .stack import ensure_deep_stack
 
 
@@ -34,7 +35,7 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
         for i, v in enumerate(outputs):
             label = name if len(outputs) == 1 else f"{name}[{i}]"
             bindings[label] = ids.stamp(v)[0]
-            book.walk(v.grad_fn, output=v)
+            book.walk(grad_fn_of(v), output=v)
         for pname, p in (params or {}).items():
             if isinstance(p, torch.Tensor):
                 bindings.setdefault(str(pname), ids.stamp(p)[0])
