@@ -169,7 +169,6 @@ def check_syntax(source: str, filename: str, shown: str) -> None:
     try:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        exc.filename = shown
         where = f"{shown}:{exc.lineno}" if exc.lineno else shown
         details = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
         raise UsageError(f"cannot run {where}: syntax error, the script did not run\n{details}") from None
