@@ -6,6 +6,11 @@ Up to 16 elements are kept whole; a larger tensor is summarised by its
 min, mean and max, so a label costs O(1) beyond that one pass. Numbers print
 the way torch prints them (``42.``, ``0.1``), in the shortest form that reads
 back to the same value of the tensor's own dtype.
+
+Finding that shortest form is the costly part of a summary, and most summaries
+of a long trace are never shown, so :func:`summarize` reads the values at once
+and writes their text on first use (a :class:`Summary` whose ``text`` is filled
+in lazily; it compares, prints and pickles as a plain one).
 """
 
 from __future__ import annotations
@@ -40,18 +45,57 @@ def _summarize(t: torch.Tensor) -> Summary:
             return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
         d = d.to_dense()
     if d.numel() <= MAX_ELEMENTS:
-        values = d.tolist()
-        return Summary(text=format_values(values, d.dtype), values=values)
+        return LazySummary(d.tolist(), None, d.dtype)
     stats = _stats(d)
     if stats is None:
         return Summary(text=f"<{d.numel()} values>")
+    return LazySummary(None, stats, d.dtype)
+
+
+def _stats_text(stats: tuple[float, float, float], dtype: torch.dtype) -> str:
     lo, mean, hi = stats
-    if d.is_floating_point():
-        lo_text, hi_text = format_number(lo, d.dtype), format_number(hi, d.dtype)
+    if dtype.is_floating_point:
+        lo_text, hi_text = format_number(lo, dtype), format_number(hi, dtype)
     else:
         lo_text, hi_text = str(int(lo)), str(int(hi))
-    text = f"min {lo_text} mean {mean:.5g} max {hi_text}"
-    return Summary(text=text, stats=stats)
+    return f"min {lo_text} mean {mean:.5g} max {hi_text}"
+
+
+class LazySummary(Summary):
+    """A :class:`Summary` of read values whose ``text`` is written on first access.
+
+    Equal to a plain ``Summary`` with the same text, values and stats; pickles and
+    copies as a plain one (so a saved trace needs no torch to load).
+    """
+
+    def __init__(self, values: Any, stats: tuple[float, float, float] | None, dtype: torch.dtype) -> None:
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "stats", stats)
+        object.__setattr__(self, "_dtype", dtype)
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "text":
+            raise AttributeError(name)
+        dtype = self.__dict__["_dtype"]
+        text = format_values(self.values, dtype) if self.stats is None else _stats_text(self.stats, dtype)
+        object.__setattr__(self, "text", text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Summary):
+            return NotImplemented
+        # text is compared last: it is only written when the values already agree
+        return self.values == other.values and self.stats == other.stats and self.text == other.text
+
+    __hash__ = Summary.__hash__
+
+    def __repr__(self) -> str:
+        return repr(Summary(self.text, self.values, self.stats))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Summary, (self.text, self.values, self.stats))
 
 
 def _stats(d: torch.Tensor) -> tuple[float, float, float] | None:
