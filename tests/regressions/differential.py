@@ -183,7 +183,7 @@ def assert_same_value(name: str, a: Any, b: Any) -> None:
         assert_same_tensor(name, a, b)
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), name
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same_value(f"{name}[{i}]", x, y)
     elif isinstance(a, float) and math.isnan(a):
         assert math.isnan(b), name

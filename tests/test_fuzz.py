@@ -1,0 +1,414 @@
+"""Differential fuzzing: traced runs must compute exactly what plain runs compute.
+
+Hypothesis writes small PyTorch programs (straight-line code, small loops,
+``no_grad`` blocks) over 40-odd tensor operations, in-place changes, views,
+rebinding, ``del``, ``detach``, ``retain_grad`` and ``backward`` in its variants,
+including programs that fail (second backward, stale saved values, a leaf
+changed in place, shape mismatches). Each program runs plain, traced and
+statement by statement (see ``regressions/differential.py``); any difference
+is a tracer bug. A shrunk failing program goes to ``tests/regressions/``.
+
+The run is derandomized (same examples on every CI run) and sized to stay
+well under a minute on two cores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from regressions.differential import check_program
+
+Shape = tuple[int, ...]
+NAMES = ("a", "b", "c", "d", "e", "f")
+SHAPES: tuple[Shape, ...] = ((2, 3), (3,), (), (3, 2), (2, 3), (4,))
+FUZZ = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@dataclass(frozen=True)
+class Var:
+    """What the generator believes a name holds (a guide only: torch decides)."""
+
+    shape: Shape
+    rg: bool = False  # requires grad
+    leaf: bool = True
+    view_of_leaf: bool = False  # a view of a leaf that requires grad
+    has_grad: bool = False
+
+
+def broadcast(a: Shape, b: Shape) -> Shape | None:
+    out = []
+    pa, pb = (1,) * (len(b) - len(a)) + a, (1,) * (len(a) - len(b)) + b
+    for x, y in zip(reversed(pa), reversed(pb), strict=True):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return tuple(reversed(out))
+
+
+def shape_text(shape: Shape) -> str:
+    return ", ".join(str(s) for s in shape)
+
+
+UNARY = (
+    "torch.exp({a})", "{a}.exp()", "torch.log({a})", "torch.log({a}.abs() + 1)", "{a}.sin()", "torch.cos({a})",
+    "torch.tanh({a})", "{a}.sigmoid()", "torch.relu({a})", "torch.nn.functional.relu({a})", "{a}.abs()",
+    "-{a}", "{a} ** 2", "{a} ** 3", "torch.pow({a}, 0.5)", "{a}.sqrt()", "{a}.clamp(-0.5, 0.5)",
+    "torch.clamp({a}, min=0.0)", "{a} * 2.5", "{a} + 1", "1 / ({a} * {a} + 1)", "{a}.square()",
+    "torch.nn.functional.softplus({a})", "{a}.clone()", "{a}.neg()", "torch.atan({a})", "2 ** {a}",
+)
+BINARY = (
+    "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}", "torch.maximum({a}, {b})", "torch.minimum({a}, {b})",
+    "torch.where({a} > 0, {a}, {b})", "torch.add({a}, {b}, alpha=2)", "{a} * {b} + {a}", "torch.mul({a}, {b})",
+)
+REDUCE = ("{a}.sum()", "{a}.mean()", "torch.sum({a})", "{a}.prod()", "{a}.amax()", "{a}.norm()")
+INPLACE_SCALAR = (
+    "{a}.add_(1)", "{a}.mul_(0.5)", "{a} += 2", "{a} *= -1.5", "{a}.clamp_(min=-1.0)", "{a}.sin_()",
+    "{a}.exp_()", "{a}.sigmoid_()", "{a}.zero_()", "{a}.sub_(0.25)", "{a}.div_(2)", "{a}.pow_(2)",
+    "{a}.tanh_()", "{a}.relu_()", "{a}.neg_()", "{a}.abs_()",
+)
+INPLACE_TENSOR = ("{a}.add_({b})", "{a}.mul_({b})", "{a} += {b}", "{a} -= {b}", "{a}.copy_({b})", "{a}.div_({b})")
+
+
+class Gen:
+    """Draws statements and keeps the guide state up to date."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+        self.vars: dict[str, Var] = {}
+        self.grad_on = True
+
+    # -- helpers ----------------------------------------------------------
+    def pick(self, pred=lambda v: True) -> str | None:
+        names = sorted(n for n, v in self.vars.items() if pred(v))
+        if not names:
+            return None
+        return self.draw(st.sampled_from(names))
+
+    def target(self) -> str:
+        return self.draw(st.sampled_from(NAMES))
+
+    def result(self, *inputs: str, shape: Shape) -> Var:
+        rg = self.grad_on and any(self.vars[i].rg for i in inputs)
+        return Var(shape, rg=rg, leaf=not rg)
+
+    def assign(self, name: str, var: Var, expr: str) -> str:
+        self.vars[name] = var
+        return f"{name} = {expr}"
+
+    # -- statement kinds --------------------------------------------------
+    def new_tensor(self) -> str:
+        shape = self.draw(st.sampled_from(SHAPES))
+        rg = self.draw(st.booleans())
+        n = self.target()
+        kind = self.draw(st.sampled_from(["randn", "rand", "ones", "linspace", "tensor"]))
+        rg_text = ", requires_grad=True" if rg else ""
+        if kind == "linspace" and len(shape) == 1:
+            expr = f"torch.linspace(-1.0, 1.0, {shape[0]}{rg_text})"
+        elif kind == "tensor" and shape == ():
+            expr = f"torch.tensor({self.draw(st.sampled_from(['2.0', '-0.5', '42.0']))}{rg_text})"
+        elif kind == "rand":
+            expr = f"torch.rand({shape_text(shape)}{rg_text})" if shape else f"torch.rand((){rg_text})"
+        elif kind == "ones":
+            expr = f"torch.ones({shape_text(shape)}{rg_text})" if shape else f"torch.ones((){rg_text})"
+        else:
+            expr = f"torch.randn({shape_text(shape)}{rg_text})" if shape else f"torch.randn((){rg_text})"
+        return self.assign(n, Var(shape, rg=rg, leaf=True), expr)
+
+    def unary(self) -> str | None:
+        a = self.pick()
+        if a is None:
+            return None
+        tpl = self.draw(st.sampled_from(UNARY))
+        return self.assign(self.target(), self.result(a, shape=self.vars[a].shape), tpl.format(a=a))
+
+    def binary(self) -> str | None:
+        a = self.pick()
+        if a is None:
+            return None
+        sa = self.vars[a].shape
+        b = self.pick(lambda v: broadcast(sa, v.shape) is not None)
+        if b is None or self.draw(st.integers(0, 4)) == 0:
+            lit = self.draw(st.sampled_from(["2", "0.5", "-3.0", "1e-3"]))
+            return self.assign(self.target(), self.result(a, shape=sa), f"{a} * {lit}")
+        shape = broadcast(sa, self.vars[b].shape)
+        assert shape is not None
+        tpl = self.draw(st.sampled_from(BINARY))
+        return self.assign(self.target(), self.result(a, b, shape=shape), tpl.format(a=a, b=b))
+
+    def reduce(self) -> str | None:
+        a = self.pick()
+        if a is None:
+            return None
+        sa = self.vars[a].shape
+        if sa and self.draw(st.booleans()):
+            dim = self.draw(st.integers(-len(sa), len(sa) - 1))
+            shape = sa[:dim % len(sa)] + sa[dim % len(sa) + 1:]
+            fn = self.draw(st.sampled_from(["sum", "mean"]))
+            return self.assign(self.target(), self.result(a, shape=shape), f"{a}.{fn}({dim})")
+        tpl = self.draw(st.sampled_from(REDUCE))
+        return self.assign(self.target(), self.result(a, shape=()), tpl.format(a=a))
+
+    def reshape(self) -> str | None:
+        """Views and copies that change shape: view, reshape, t, transpose, unsqueeze, index, slice."""
+        a = self.pick()
+        if a is None:
+            return None
+        v = self.vars[a]
+        sa = v.shape
+        options: list[tuple[str, Shape, bool]] = [
+            (f"{a}.reshape(-1)", (max(1, _numel(sa)),) if sa else (1,), True),
+            (f"{a}.unsqueeze(0)", (1,) + sa, True),
+        ]
+        if sa:
+            options.append((f"{a}.view(-1)", (_numel(sa),), True))
+            options.append((f"{a}[0]", sa[1:], True))
+            if sa[0] >= 2:
+                options.append((f"{a}[1:]", (sa[0] - 1,) + sa[1:], True))
+            options.append((f"{a}[..., :1]", sa[:-1] + (1,), True))
+        if len(sa) == 2:
+            options.append((f"{a}.t()", (sa[1], sa[0]), True))
+            options.append((f"{a}.transpose(0, 1)", (sa[1], sa[0]), True))
+            options.append((f"{a}[:, 1]", (sa[0],), True))
+            options.append((f"{a}.reshape({sa[1]}, {sa[0]})", (sa[1], sa[0]), True))
+            options.append((f"{a}.T.contiguous()", (sa[1], sa[0]), False))
+        if _numel(sa) == 6:
+            options.append((f"{a}.view(2, 3)", (2, 3), True))
+        expr, shape, is_view = self.draw(st.sampled_from(options))
+        out = self.result(a, shape=shape)
+        if is_view and v.rg and v.leaf or v.view_of_leaf:
+            out = replace(out, view_of_leaf=is_view)
+        return self.assign(self.target(), out, expr)
+
+    def combine(self) -> str | None:
+        a = self.pick()
+        if a is None:
+            return None
+        sa = self.vars[a].shape
+        b = self.pick(lambda v: v.shape == sa)
+        if b is None:
+            return None
+        if self.draw(st.booleans()) and sa:
+            shape = (sa[0] * 2,) + sa[1:]
+            expr = f"torch.cat([{a}, {b}])"
+        else:
+            shape = (2,) + sa
+            expr = f"torch.stack([{a}, {b}])"
+        if _numel(shape) > 48:
+            return None
+        return self.assign(self.target(), self.result(a, b, shape=shape), expr)
+
+    def matmul(self) -> str | None:
+        a = self.pick(lambda v: len(v.shape) == 2)
+        if a is None:
+            return None
+        sa = self.vars[a].shape
+        b = self.pick(lambda v: len(v.shape) in (1, 2) and v.shape[0] == sa[1])
+        if b is not None:
+            sb = self.vars[b].shape
+            shape = (sa[0],) + sb[1:]
+            op = self.draw(st.sampled_from(["{a} @ {b}", "torch.matmul({a}, {b})"]))
+            return self.assign(self.target(), self.result(a, b, shape=shape), op.format(a=a, b=b))
+        b = self.pick(lambda v: v.shape == sa)
+        if b is None:
+            return None
+        return self.assign(self.target(), self.result(a, b, shape=(sa[0], sa[0])), f"{a} @ {b}.t()")
+
+    def inplace(self) -> str | None:
+        ok = (lambda v: not v.view_of_leaf and not (v.rg and v.leaf)) if self.grad_on else (lambda v: True)
+        a = self.pick(ok)
+        if a is None:
+            return None
+        v = self.vars[a]
+        b = self.pick(lambda w: broadcast(v.shape, w.shape) == v.shape) if self.draw(st.booleans()) else None
+        if b is not None:
+            tpl = self.draw(st.sampled_from(INPLACE_TENSOR))
+            rg = v.rg or (self.grad_on and self.vars[b].rg)
+            self.vars[a] = replace(v, rg=rg, leaf=v.leaf and not rg)
+            return tpl.format(a=a, b=b)
+        if v.shape and self.draw(st.integers(0, 3)) == 0:
+            rhs = self.draw(st.sampled_from(["1.5", "0.0", "float('nan')"]))
+            return f"{a}[0] = {rhs}"
+        return self.draw(st.sampled_from(INPLACE_SCALAR)).format(a=a)
+
+    def names(self) -> str | None:
+        """Rebinding without computing: alias, swap, del, detach."""
+        a = self.pick()
+        if a is None:
+            return None
+        kind = self.draw(st.sampled_from(["alias", "swap", "del", "detach", "detach_clone"]))
+        if kind == "alias":
+            return self.assign(self.target(), self.vars[a], a)
+        if kind == "swap":
+            b = self.pick(lambda v: True)
+            if b is None or b == a:
+                return None
+            self.vars[a], self.vars[b] = self.vars[b], self.vars[a]
+            return f"{a}, {b} = {b}, {a}"
+        if kind == "del":
+            del self.vars[a]
+            return f"del {a}"
+        expr = f"{a}.detach()" if kind == "detach" else f"{a}.detach().clone()"
+        return self.assign(self.target(), Var(self.vars[a].shape), expr)
+
+    def grad_ops(self) -> str | None:
+        kind = self.draw(st.sampled_from(["retain", "read", "none", "zero", "requires"]))
+        if kind == "retain":
+            a = self.pick(lambda v: v.rg)
+            if a is None:
+                return None
+            return f"{a}.retain_grad()"
+        if kind == "requires":
+            a = self.pick(lambda v: v.leaf and not v.rg)
+            if a is None:
+                return None
+            self.vars[a] = replace(self.vars[a], rg=True)
+            return f"{a}.requires_grad_()"
+        a = self.pick(lambda v: v.rg and v.leaf and (v.has_grad or kind != "zero"))
+        if a is None:
+            return None
+        if kind == "read":
+            g = self.target()
+            if not self.vars[a].has_grad:
+                self.vars.pop(g, None)
+                return f"{g} = {a}.grad"
+            return self.assign(g, Var(self.vars[a].shape), f"{a}.grad")
+        if kind == "none":
+            self.vars[a] = replace(self.vars[a], has_grad=False)
+            return f"{a}.grad = None"
+        return f"{a}.grad.zero_()"
+
+    def backward(self) -> str | None:
+        a = self.pick(lambda v: v.rg) if self.draw(st.integers(0, 5)) else self.pick()
+        if a is None:
+            return None
+        shape = self.vars[a].shape
+        retain = self.draw(st.sampled_from(["", "retain_graph=True"]))
+        kind = self.draw(st.sampled_from(["sum", "gradient", "scalar", "autograd", "grad"]))
+        for n, v in self.vars.items():
+            if v.rg and v.leaf:
+                self.vars[n] = replace(v, has_grad=True)
+        if kind == "gradient" and shape:
+            g = self.draw(st.sampled_from([f"torch.ones_like({a})", f"torch.full_like({a}, 0.5)"]))
+            return f"{a}.backward(gradient={g}{', ' + retain if retain else ''})"
+        if kind == "scalar":
+            return f"{a}.backward({retain})"
+        if kind == "autograd":
+            return f"torch.autograd.backward([{a}.sum()]{', ' + retain if retain else ''})"
+        if kind == "grad":
+            leaf = self.pick(lambda v: v.rg and v.leaf)
+            if leaf is not None:
+                g = self.target()
+                self.vars[g] = Var(self.vars[leaf].shape)
+                return f"{g}, = torch.autograd.grad({a}.sum(), [{leaf}], allow_unused=True, materialize_grads=True)"
+        return f"{a}.sum().backward({retain})"
+
+    def failing(self) -> str:
+        a = self.pick()
+        options = ['raise ValueError("boom")', "torch.ones(2) @ torch.ones(3)",
+                   "torch.tensor([1.0]).backward()"]
+        if a is not None:
+            options += [f"{a}.view(5, 7)", f"{a}.item() + {a}.item()", f"{a}.backward()"]
+        return self.draw(st.sampled_from(options))
+
+    def simple(self, allow_fail: bool = True) -> str | None:
+        kinds = ["new", "unary", "unary", "binary", "binary", "reduce", "reshape", "combine", "matmul",
+                 "inplace", "inplace", "names", "grad_ops", "backward"]
+        if allow_fail:
+            kinds.append("failing")
+        kind = self.draw(st.sampled_from(kinds))
+        fn = {
+            "new": self.new_tensor, "unary": self.unary, "binary": self.binary, "reduce": self.reduce,
+            "reshape": self.reshape, "combine": self.combine, "matmul": self.matmul, "inplace": self.inplace,
+            "names": self.names, "grad_ops": self.grad_ops, "backward": self.backward, "failing": self.failing,
+        }[kind]
+        return fn()
+
+    def shape_keeping(self) -> str | None:
+        """A loop body statement: the same statement may run several times."""
+        kind = self.draw(st.sampled_from(["unary", "inplace", "binary_self"]))
+        a = self.pick()
+        if a is None:
+            return None
+        if kind == "unary":
+            tpl = self.draw(st.sampled_from(UNARY))
+            self.vars[a] = self.result(a, shape=self.vars[a].shape)
+            return f"{a} = {tpl.format(a=a)}"
+        if kind == "binary_self":
+            b = self.pick(lambda v: broadcast(self.vars[a].shape, v.shape) == self.vars[a].shape)
+            if b is None:
+                return None
+            tpl = self.draw(st.sampled_from(BINARY))
+            self.vars[a] = self.result(a, b, shape=self.vars[a].shape)
+            return f"{a} = {tpl.format(a=a, b=b)}"
+        return self.inplace()
+
+    def block(self) -> list[str]:
+        kind = self.draw(st.sampled_from(["no_grad", "loop", "loop_backward"]))
+        body: list[str] = []
+        if kind == "no_grad":
+            self.grad_on = False
+            for _ in range(self.draw(st.integers(1, 3))):
+                s = self.simple(allow_fail=False)
+                if s is not None and "backward" not in s and "autograd.grad" not in s:
+                    body.append(s)
+            self.grad_on = True
+            head = "with torch.no_grad():"
+        else:
+            for _ in range(self.draw(st.integers(1, 2))):
+                s = self.shape_keeping()
+                if s is not None:
+                    body.append(s)
+            if kind == "loop_backward":
+                b = self.backward()
+                if b is not None:
+                    body.append(b)
+            head = f"for i in range({self.draw(st.integers(1, 3))}):"
+        if not body:
+            return []
+        return [head] + ["    " + line for line in body]
+
+
+def _numel(shape: Shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    gen = Gen(draw)
+    seed = draw(st.integers(0, 2**16))
+    lines = ["import torch", f"torch.manual_seed({seed})", gen.new_tensor()]
+    for _ in range(draw(st.integers(3, 18))):
+        if draw(st.integers(0, 7)) == 0:
+            lines += gen.block()
+        else:
+            s = gen.simple(allow_fail=draw(st.integers(0, 9)) == 0)
+            if s is not None:
+                lines.append(s)
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(programs())
+def test_traced_run_matches_plain_run(source: str) -> None:
+    check_program(source)
+
+
+@settings(FUZZ, max_examples=60)
+@given(st.lists(programs(), min_size=2, max_size=2))
+def test_tracing_twice_in_one_process_gives_the_same_trace(sources: list[str]) -> None:
+    """Ids and events do not depend on what was traced before (deterministic output)."""
+    first = check_program(sources[0], renderers=False)
+    check_program(sources[1], renderers=False)
+    again = check_program(sources[0], renderers=False)
+    assert repr(first) == repr(again)
