@@ -528,7 +528,8 @@ class GraphLinesQuestion(Question):
         right = set(self.lines)
         ok = picked == right
         if ok:
-            message = f"Lines {self.answer} add nodes to the graph; the others do not."
+            message = (f"Line {self.answer} adds nodes" if len(right) == 1 else f"Lines {self.answer} add nodes"
+                       if right else "No line adds a node") + " to the graph; the others do not."
         else:
             missing, extra = sorted(right - picked), sorted(picked - right)
             bits = []
