@@ -140,6 +140,9 @@ def test_names_are_deterministic_ids():
         lambda x: (x.tanh(), x.sigmoid()),  # several outputs
         lambda x: torch.stack([x, x * 2]).sum(),
         lambda x: (x.unsqueeze(0) @ torch.ones(2, 3)).relu().sum(),
+        lambda x: x,  # a leaf alone
+        lambda x: x.detach() * 2,  # no graph at all
+        lambda x: (x, x * 3),  # an output that is also a leaf of another output
     ],
 )
 @pytest.mark.parametrize("kw", [{}, {"show_attrs": True}, {"show_saved": True}])
