@@ -4,7 +4,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 status=0
-$PY -m ruff check src tests benchmarks examples || status=1
+lint=""
+for d in src tests benchmarks examples assets; do [ -d "$d" ] && lint="$lint $d"; done
+$PY -m ruff check $lint || status=1
 $PY -m mypy || status=1
 $PY -m pytest -q -p no:cacheprovider "$@"
 rc=$?
