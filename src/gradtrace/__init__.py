@@ -59,6 +59,13 @@ def show(var: Any, params: Any = None) -> Any:
     return _show(var, params)
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext gradtrace``: register the ``%%gradtrace`` cell magic (see :mod:`gradtrace.notebook`)."""
+    from .notebook import load_ipython_extension as _load
+
+    _load(ipython)
+
+
 def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
          namespace: dict[str, Any] | None = None, rtol: float | None = None) -> Any:
     """A question about ``code`` (predict ``ask``, or which line changes the graph, or rebinding vs mutation).
@@ -69,3 +76,12 @@ def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
     from .explain.quiz import quiz as _quiz
 
     return _quiz(code, ask, line=line, namespace=namespace, rtol=rtol)
+
+
+def __getattr__(name: str) -> Any:
+    """``gradtrace.explain(root)``: the explain package, imported on first use (it is callable)."""
+    if name == "explain":
+        import importlib
+
+        return importlib.import_module(".explain", __name__)
+    raise AttributeError(f"module 'gradtrace' has no attribute {name!r}")
