@@ -166,11 +166,10 @@ def assert_same_tensor(name: str, a: torch.Tensor, b: torch.Tensor) -> None:
     assert a.retains_grad == b.retains_grad, name
     assert int(a._version) == int(b._version), f"{name}: version {a._version} vs {b._version}"
     fa, fb = attr(a, "grad_fn"), attr(b, "grad_fn")
-    assert type(fa) is type(fb), f"{name}: grad_fn {fa} vs {fb}"
-    if fa is not None and not isinstance(fa, Raised):
+    if fa is None or isinstance(fa, Raised) or fb is None or isinstance(fb, Raised):
+        assert fa == fb, f"{name}: grad_fn {fa} vs {fb}"
+    else:  # node classes of a custom Function differ per run: compare names
         assert fa.name() == fb.name(), name
-    else:
-        assert fa == fb, name
     ga, gb = _grad(a), _grad(b)
     assert (ga is None) == (gb is None), f"{name}.grad: {ga} vs {gb}"
     if ga is not None and gb is not None:
@@ -213,7 +212,7 @@ def assert_same_exception(a: BaseException | None, b: BaseException | None) -> N
 # ---------------------------------------------------- trace against oracle
 def _steps_of(trace: Trace, stmt: ast.stmt) -> list[Step]:
     lo, hi = stmt.lineno, stmt.end_lineno or stmt.lineno
-    return [s for s in trace.steps if lo <= s.lineno <= hi]
+    return [s for s in trace.steps if lo <= s.lineno <= hi and s.frame == "<module>"]
 
 
 def _tensor_names(slots: dict[str, Slot]) -> set[str]:
@@ -226,7 +225,7 @@ def check_trace_against_oracle(trace: Trace, oracle: list[OracleStep]) -> None:
         steps = _steps_of(trace, o.stmt)
         where = f"line {o.stmt.lineno}: {ast.unparse(o.stmt)[:80]!r}"
         assert steps, f"no step recorded for {where}"
-        compound = isinstance(o.stmt, (ast.For, ast.While, ast.With, ast.If, ast.Try))
+        compound = isinstance(o.stmt, (ast.For, ast.While, ast.With, ast.If, ast.Try, ast.FunctionDef, ast.ClassDef))
         if not compound:
             assert len(steps) == 1, f"{len(steps)} steps for simple statement {where}"
         last = steps[-1]
@@ -234,7 +233,8 @@ def check_trace_against_oracle(trace: Trace, oracle: list[OracleStep]) -> None:
         _check_binding_events(prev, steps, o, compound, where)
         _check_mutations(prev, steps, o, compound, where)
         if o.exc is not None:
-            errors = [e for s in steps for e in s.events_of("error")]
+            inner = trace.steps[(prev.index + 1 if prev is not None else 0): last.index + 1]  # with called functions
+            errors = [e for s in inner for e in s.events_of("error")]
             assert errors, f"no error event at {where}"
             err = errors[-1]
             assert err.type == type(o.exc).__name__ and err.message == str(o.exc), where  # type: ignore[union-attr]

@@ -166,10 +166,7 @@ class Tracer:
         self.recorder.unwatch_modules()
         if self._mode_on:
             self._mode_on = False
-            try:
-                self.recorder.__exit__(None, None, None)
-            except Exception:  # the learner left a mode of their own on top: ours stays inert
-                pass
+            _remove_mode(self.recorder)
 
     def _traced(self, frame: types.FrameType) -> bool:
         code = frame.f_code
@@ -227,9 +224,9 @@ class Tracer:
         exc = arg[1]
         if any(exc is e for e in self._seen_exc):
             return
-        self._seen_exc.append(exc)
         pending = self.pending.get(frame)
-        if pending is not None:
+        if pending is not None:  # else (a hook or custom backward run by backward()) an outer step gets it
+            self._seen_exc.append(exc)
             pending.error = Error(type(exc).__name__, str(exc), frame.f_lineno)
 
     def _finish(self, frame: types.FrameType) -> None:
@@ -564,6 +561,20 @@ class Tracer:
 
 
 # ------------------------------------------------------------------ helpers
+def _remove_mode(mode: Any) -> None:
+    """Take ``mode`` off the torch function mode stack; modes the learner pushed above it stay."""
+    above = []
+    try:
+        while torch._C._len_torch_function_stack() > 0:
+            top = torch._C._pop_torch_function_stack()
+            if top is mode:
+                break
+            above.append(top)
+    finally:
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)
+
+
 def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]]) -> None:
     for name, value in list(ns.items()):
         if name.startswith("_"):
@@ -640,8 +651,9 @@ def trace_code(
 
     The namespace ends up exactly as plain ``exec`` leaves it. If the code
     raises, the exception is recorded in the trace and then re-raised (with
-    ``raise_errors=False`` it is only recorded; :func:`last_trace` gives the
-    trace after a re-raised error).
+    ``raise_errors=False`` it is only recorded, except ``KeyboardInterrupt``,
+    which always propagates; :func:`last_trace` gives the trace after a
+    re-raised error).
     """
     if namespace is None:
         namespace = {}
@@ -650,8 +662,8 @@ def trace_code(
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
     trace = tracer.run(lambda: exec(code, namespace))
-    if raise_errors and tracer.exception is not None:
-        raise tracer.exception
+    if tracer.exception is not None and (raise_errors or isinstance(tracer.exception, KeyboardInterrupt)):
+        raise tracer.exception  # an interrupt always stops the caller too, as it would without gradtrace
     return trace
 
 
