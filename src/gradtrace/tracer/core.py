@@ -43,7 +43,7 @@ from ..model import (
     Unbind,
     Untracked,
 )
-from .graph import GraphBook, grad_fn_of, is_leaf_of, version_of
+from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
 from .recorder import Recorder
 from .stack import ensure_deep_stack
@@ -258,7 +258,8 @@ class Tracer:
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book = self.recorder, self.ids, self.book
-        before = set(ids.known_tensors())
+        book.touched(t for _op, t in rec.inplace)
+        tensor_count = ids.tensor_count
         node_count = len(book.nodes)
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
@@ -272,11 +273,16 @@ class Tracer:
                 book.link_output(nid, out)
         for _name, t in named:
             book.walk(grad_fn_of(t), output=t)
+        same = self._unchanged(bindings, error)
+        if same is not None:
+            rec.clear()
+            book.done()
+            return self._record(same, stmt, frame_name, bindings)
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()
         mutated = self._mutations(bindings)
         tensors, nodes = self._visible(bindings)
-        new_tensors = [t for t in tensors if t not in before]
+        new_tensors = [t for t in tensors if _num(t) > tensor_count]
         new_nodes = [n for n in nodes if int(n[1:]) > node_count]
         if new_tensors or new_nodes:
             events.append(Create(tuple(new_tensors), tuple(new_nodes)))
@@ -299,6 +305,42 @@ class Tracer:
         )
         del backward_roots
         rec.clear()
+        book.done()
+        self.prev = step
+        return step
+
+    def _unchanged(self, bindings: dict[str, str], error: Error | None) -> Step | None:
+        """The previous step, when this statement changed nothing it records; else None.
+
+        Nothing changed when the statement made no torch call that creates, mutates,
+        detaches or runs backward, raised nothing, left every name on the same object,
+        and every visible tensor has the same version, grad_fn, ``.grad`` and flags.
+        """
+        prev, rec = self.prev, self.recorder
+        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked:
+            return None
+        if len(bindings) != len(prev.bindings) or list(bindings.items()) != list(prev.bindings.items()):
+            return None
+        cache = self.cache
+        for tid in prev.tensors:
+            t = self.ids.obj(tid)
+            cached = cache.get(tid)
+            if t is None or cached is None or cached.key != self._key(t):
+                return None
+        return prev
+
+    def _record(self, same: Step, stmt: Statement, frame_name: str, bindings: dict[str, str]) -> Step:
+        step = Step(
+            index=len(self.steps),
+            lineno=stmt.lineno,
+            code=stmt.code,
+            frame=frame_name,
+            bindings=bindings,
+            tensors=same.tensors,
+            nodes=same.nodes,
+            events=(),
+            predictions=same.predictions,
+        )
         self.prev = step
         return step
 
@@ -394,19 +436,31 @@ class Tracer:
         nodes = {nid: book.nodes[nid] for nid in sorted(seen_n, key=_num)}
         return tensors, nodes
 
-    def _tensor_info(self, tid: str) -> TensorInfo:
-        t = self.ids.obj(tid)
-        grad = t.grad if (is_leaf_of(t) or t.retains_grad) else None
+    def _key(self, t: torch.Tensor) -> tuple[Any, ...]:
+        """What a :class:`TensorInfo` depends on, besides values changed behind the version counter."""
+        leaf = is_leaf_of(t)
+        retains = t.retains_grad
+        grad = t.grad if (leaf or retains) else None
         grad_key = None if grad is None else (id(grad), version_of(grad))
         fn = grad_fn_of(t)
         base = t._base
-        key = (
+        return (
             version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            is_leaf_of(t), t.retains_grad, None if base is None else self.ids.tensor(base), tuple(t.shape),
+            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape),
         )
+
+    def _tensor_info(self, tid: str) -> TensorInfo:
+        t = self.ids.obj(tid)
+        key = self._key(t)
+        grad = t.grad if (key[4] or key[5]) else None
+        dirty = self.book.dirty
         cached = self.cache.get(tid)
-        if cached is not None and cached.key == key:
+        if cached is not None and cached.key == key and not dirty:
             return cached.info
+        old_grad = None
+        if cached is not None and key[2] is not None and cached.key[2] == key[2]:
+            if not (dirty and storage_of(grad) in dirty):
+                old_grad = cached.info.grad  # the same .grad object at the same version, not written through
         info = TensorInfo(
             id=tid,
             shape=tuple(int(s) for s in t.shape),
@@ -418,8 +472,8 @@ class Tracer:
             version=key[0],
             grad_fn=key[1],
             base=key[6],
-            value=summarize(t),
-            grad=None if grad is None else summarize(grad),
+            value=self.book.summary(tid, t, key[0]),
+            grad=old_grad if old_grad is not None or grad is None else summarize(grad),
             is_param=isinstance(t, torch.nn.Parameter),
         )
         self.cache[tid] = _Cached(key, info)
@@ -472,10 +526,7 @@ class Tracer:
         for tid, v0, v1 in mutated:
             info = tensors.get(tid)
             before = prev[tid]
-            stale = tuple(
-                (nid, s.name) for nid, n in self.book.nodes.items() if nid in tensors or True
-                for s in n.saved if s.tensor == tid and s.state == STALE and s.version == v1
-            )
+            stale = self._stale(tid, v1)
             via = None
             if tid not in direct:
                 via = next(iter(direct), None)
@@ -492,6 +543,15 @@ class Tracer:
                 )
             )
         return out
+
+    def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
+        """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""
+        nodes = self.book.nodes
+        out = []
+        for nid in dict.fromkeys(nid for nid, _ in self.book.saved_by.get(tid, ())):
+            out += [(nid, s.name) for s in nodes[nid].saved if s.tensor == tid and s.state == STALE
+                    and s.version == version]
+        return tuple(out)
 
     def _grad_events(
         self, tensors: dict[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]

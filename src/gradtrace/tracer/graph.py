@@ -127,6 +127,14 @@ def is_leaf_of(t: torch.Tensor) -> bool:
         return False
 
 
+def storage_of(t: torch.Tensor) -> int | None:
+    """The address of ``t``'s storage (shared by its views and ``.data``), None if unreadable."""
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except Exception:
+        return None
+
+
 def version_of(t: torch.Tensor) -> int:
     try:
         return int(t._version)
@@ -142,6 +150,47 @@ class GraphBook:
         self.nodes: dict[str, NodeInfo] = {}
         #: tensor id -> [(node id, saved name)] of the nodes that saved it
         self.saved_by: dict[str, list[tuple[str, str]]] = {}
+        #: tensor id -> (version, summary of its values at that version)
+        self.summaries: dict[str, tuple[int, Summary]] = {}
+        #: storages written in place by the current statement (see :meth:`touched`)
+        self.dirty: set[int | None] = set()
+        #: id(tensor) -> (tensor, summary) for tensors with no id yet, during one snapshot
+        self._fresh: dict[int, tuple[torch.Tensor, Summary]] = {}
+
+    def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
+        """``summarize(t)``, read once per version of a tensor.
+
+        A change that bumps no version (through ``.data`` or a ``detach()``-ed
+        alias) is caught through :attr:`dirty`: the storages the statement's
+        in-place calls wrote to are read again.
+        """
+        if self.dirty and storage_of(t) in self.dirty:
+            return summarize(t)
+        if tid is None:
+            fresh = self._fresh.get(id(t))
+            if fresh is not None and fresh[0] is t:
+                return fresh[1]
+            value = summarize(t)
+            self._fresh[id(t)] = (t, value)
+            return value
+        if version is None:
+            version = version_of(t)
+        hit = self.summaries.get(tid)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        fresh = self._fresh.get(id(t))
+        value = fresh[1] if fresh is not None and fresh[0] is t else summarize(t)
+        self.summaries[tid] = (version, value)
+        return value
+
+    def touched(self, targets: Iterable[torch.Tensor]) -> None:
+        """The statement about to be recorded wrote in place to ``targets``."""
+        self.dirty = {storage_of(t) for t in targets}
+
+    def done(self) -> None:
+        """One snapshot is taken: drop what held tensors for its duration."""
+        self.dirty = set()
+        self._fresh.clear()
 
     def walk(self, root: Any, output: torch.Tensor | None = None, module: str = "") -> list[str]:
         """Record every node reachable from ``root`` not seen before; new ids in creation order."""
@@ -187,7 +236,7 @@ class GraphBook:
             attrs=attrs,
             saved=saved,
             output=None if out is None else ids.tensor(out),
-            value=None if out is None else summarize(out),
+            value=None if out is None else self.summary(ids.tensor(out), out),
         )
 
     def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any) -> SavedValue:
@@ -199,7 +248,9 @@ class GraphBook:
         version = version_of(data)
         if tid is not None:
             self.saved_by.setdefault(tid, []).append((nid, name))
-        return SavedValue(name=name, tensor=tid, value=summarize(data), saved_version=version, version=version)
+        same = tid is not None and data is self.ids.obj(tid)
+        value = self.summary(tid if same else None, data, version)
+        return SavedValue(name=name, tensor=tid, value=value, saved_version=version, version=version)
 
     def link_output(self, nid: str, out: torch.Tensor) -> None:
         """Note that ``out`` is the forward output of node ``nid``."""
@@ -208,7 +259,7 @@ class GraphBook:
             return
         tid = self.ids.tensor(out)
         if tid is not None:
-            self.nodes[nid] = replace(info, output=tid, value=info.value or summarize(out))
+            self.nodes[nid] = replace(info, output=tid, value=info.value or self.summary(tid, out))
 
     def refresh_freed(self, root: Any) -> list[tuple[str, str]]:
         """Re-read saved values of every node under ``root``; the newly freed ones."""

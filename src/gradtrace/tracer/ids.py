@@ -67,6 +67,11 @@ class Ids:
     def known_tensors(self) -> list[str]:
         return list(self._refs)
 
+    @property
+    def tensor_count(self) -> int:
+        """How many tensor ids were handed out: ids ``t1`` to ``t<count>``."""
+        return self._tensors
+
     # -- nodes -----------------------------------------------------------
     def node(self, node: Any) -> str | None:
         if _is_accumulate(node):
