@@ -165,7 +165,10 @@ class GraphBook:
         in-place calls wrote to are read again.
         """
         if self.dirty and storage_of(t) in self.dirty:
-            return summarize(t)
+            value = summarize(t)
+            if tid is not None:
+                self.summaries[tid] = (version_of(t) if version is None else version, value)
+            return value
         if tid is None:
             fresh = self._fresh.get(id(t))
             if fresh is not None and fresh[0] is t:
