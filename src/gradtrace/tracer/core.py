@@ -12,6 +12,7 @@ only a line counter attached, and one last snapshot records the final state.
 
 from __future__ import annotations
 
+import gc
 import linecache
 import sys
 import types
@@ -253,8 +254,14 @@ class Tracer:
         self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
         recorded: bool = True,
     ) -> Step:
-        with torch._C.DisableTorchFunction(), torch.no_grad():
-            return self._take(frame, stmt, frame_name, error)
+        collecting = gc.isenabled()
+        gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
+        try:
+            with torch._C.DisableTorchFunction(), torch.no_grad():
+                return self._take(frame, stmt, frame_name, error)
+        finally:
+            if collecting:
+                gc.enable()
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book = self.recorder, self.ids, self.book

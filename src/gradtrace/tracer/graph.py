@@ -199,7 +199,7 @@ class GraphBook:
         """Record every node reachable from ``root`` not seen before; new ids in creation order."""
         if root is None:
             return []
-        new: list[tuple[str, Any]] = []
+        new: list[tuple[str, Any, Any]] = []
         stack = [root]
         ids = self.ids
         while stack:
@@ -207,21 +207,20 @@ class GraphBook:
             nid, is_new = ids.stamp_node(node)
             if not is_new:
                 continue
-            new.append((nid, node))
-            for nxt, _ in node.next_functions:
-                if nxt is not None:
-                    stack.append(nxt)
+            nexts = node.next_functions
+            new.append((nid, node, nexts))
+            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
         root_id = new[0][0] if new else None
-        for nid, node in reversed(new):
-            info = self._info(nid, node, output if nid == root_id else None)
+        for nid, node, nexts in reversed(new):
+            info = self._info(nid, node, output if nid == root_id else None, nexts)
             self.nodes[nid] = replace(info, module=module) if module else info
-        return sorted((nid for nid, _ in new), key=_order)
+        return sorted((nid for nid, _, _ in new), key=_order)
 
-    def _info(self, nid: str, node: Any, out: torch.Tensor | None) -> NodeInfo:
+    def _info(self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None) -> NodeInfo:
         ids = self.ids
-        inputs = tuple(
-            None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in node.next_functions
-        )
+        if nexts is None:
+            nexts = node.next_functions
+        inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
         name = node_name(node)
         if name == "AccumulateGrad":
             leaf = ids.stamp(node.variable)[0]
