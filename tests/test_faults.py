@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 import torch
+from regressions.differential import assert_same_exception, assert_same_namespace, check_program, run_plain
 
 import gradtrace
 from gradtrace.render import LayoutError, dot_to_svg, step_dot, trace_html, trace_json, trace_text
-from regressions.differential import assert_same_exception, assert_same_namespace, check_program, run_plain
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -89,7 +89,9 @@ NATURAL_FAILURES = {
     "shape mismatch": "a = torch.ones(2, 3)\nb = a @ a\n",
     "zero division": "a = torch.ones(2)\nn = 0\nb = a.sum().item() / n\n",
     "name error": "a = torch.ones(2)\nb = a + undefined_name\n",
-    "in a function": "def f(t):\n    u = t * 2\n    return u.view(7)\nx = torch.ones(3, requires_grad=True)\ny = f(x)\n",
+    "in a function": (
+        "def f(t):\n    u = t * 2\n    return u.view(7)\nx = torch.ones(3, requires_grad=True)\ny = f(x)\n"
+    ),
     "in a hook": (
         "x = torch.ones(2, requires_grad=True)\n"
         "def hook(g):\n    raise ValueError('hook says no')\n"

@@ -24,6 +24,7 @@ import torch
 from ..model import Summary
 
 MAX_ELEMENTS = 16
+MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
 
@@ -110,8 +111,18 @@ def _stats(d: torch.Tensor) -> tuple[float, float, float] | None:
     if d.numel() == 0:
         return None
     lo, hi = torch.aminmax(d)
-    mean = d.double().mean() if not d.is_floating_point() else d.mean(dtype=torch.float64)
-    return (float(lo.item()), float(mean.item()), float(hi.item()))
+    return (float(lo.item()), _mean(d), float(hi.item()))
+
+
+def _mean(d: torch.Tensor) -> float:
+    """The mean in float64, summed in slices: no float64 copy of a large tensor."""
+    if d.numel() <= MEAN_CHUNK:
+        return float((d.double().mean() if not d.is_floating_point() else d.mean(dtype=torch.float64)).item())
+    flat = d.reshape(-1)
+    total = 0.0
+    for start in range(0, flat.numel(), MEAN_CHUNK):
+        total += float(flat[start : start + MEAN_CHUNK].sum(dtype=torch.float64).item())
+    return total / flat.numel()
 
 
 def format_number(v: Any, dtype: torch.dtype) -> str:
