@@ -333,3 +333,8 @@ class Trace:
         from .render.json import trace_json
 
         return trace_json(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from .notebook import trace_mimebundle
+
+        return trace_mimebundle(self, include, exclude)
