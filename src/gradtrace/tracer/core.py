@@ -480,7 +480,7 @@ class Tracer:
             grad_fn=key[1],
             base=key[6],
             value=self.book.summary(tid, t, key[0]),
-            grad=old_grad if old_grad is not None or grad is None else summarize(grad),
+            grad=old_grad if old_grad is not None or grad is None else self.book.summary(None, grad),
             is_param=isinstance(t, torch.nn.Parameter),
         )
         self.cache[tid] = _Cached(key, info)

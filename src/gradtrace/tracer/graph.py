@@ -11,7 +11,9 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -125,6 +127,18 @@ def is_leaf_of(t: torch.Tensor) -> bool:
         return bool(t.is_leaf)
     except RuntimeError:
         return False
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: reading a graph makes many small acyclic records."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def storage_of(t: torch.Tensor) -> int | None:

@@ -13,7 +13,7 @@ import torch
 
 from ..model import Step
 from .core import Tracer
-from .graph import grad_fn_of
+from .graph import grad_fn_of, paused_gc
 from .stack import ensure_deep_stack
 
 
@@ -31,7 +31,7 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
     tracer = Tracer("", "<snapshot>")
     ids, book = tracer.ids, tracer.book
     bindings: dict[str, str] = {}
-    with torch._C.DisableTorchFunction(), torch.no_grad():
+    with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
         for i, v in enumerate(outputs):
             label = name if len(outputs) == 1 else f"{name}[{i}]"
             bindings[label] = ids.stamp(v)[0]
