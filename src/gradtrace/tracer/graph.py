@@ -12,6 +12,7 @@ nodes a ``backward()`` ran through.
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -24,7 +25,9 @@ from .ids import Ids
 from .summary import format_number, summarize
 
 _PREFIX = "torch::autograd::"
-_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+# weak keys: a custom Function's node class holds the learner's namespace (through its
+# methods' globals); a strong cache would keep every traced cell's tensors alive
+_FIELDS: weakref.WeakKeyDictionary[type, tuple[tuple[str, ...], tuple[str, ...]]] = weakref.WeakKeyDictionary()
 MAX_ATTR_CHARS = 80
 
 
