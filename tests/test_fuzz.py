@@ -24,7 +24,7 @@ Shape = tuple[int, ...]
 NAMES = ("a", "b", "c", "d", "e", "f")
 SHAPES: tuple[Shape, ...] = ((2, 3), (3,), (), (3, 2), (2, 3), (4,))
 FUZZ = settings(
-    max_examples=300,
+    max_examples=400,
     deadline=None,
     derandomize=True,
     database=None,
@@ -73,6 +73,7 @@ INPLACE_SCALAR = (
     "{a}.add_(1)", "{a}.mul_(0.5)", "{a} += 2", "{a} *= -1.5", "{a}.clamp_(min=-1.0)", "{a}.sin_()",
     "{a}.exp_()", "{a}.sigmoid_()", "{a}.zero_()", "{a}.sub_(0.25)", "{a}.div_(2)", "{a}.pow_(2)",
     "{a}.tanh_()", "{a}.relu_()", "{a}.neg_()", "{a}.abs_()",
+    "{a}.data.mul_(2)", "{a}.data.add_(1)", "{a}.detach().add_(1)", "{a}.detach().zero_()",
 )
 INPLACE_TENSOR = ("{a}.add_({b})", "{a}.mul_({b})", "{a} += {b}", "{a} -= {b}", "{a}.copy_({b})", "{a}.div_({b})")
 
@@ -243,7 +244,14 @@ class Gen:
         a = self.pick()
         if a is None:
             return None
-        kind = self.draw(st.sampled_from(["alias", "swap", "del", "detach", "detach_clone"]))
+        kind = self.draw(st.sampled_from(["alias", "swap", "del", "detach", "detach_clone", "list", "dict"]))
+        if kind in ("list", "dict"):
+            b = self.pick()
+            n = self.target()
+            self.vars.pop(n, None)
+            if kind == "list":
+                return f"{n} = [{a}, {b}]"
+            return f"{n} = {{'w': {a}, 'v': {b}}}"
         if kind == "alias":
             return self.assign(self.target(), self.vars[a], a)
         if kind == "swap":
@@ -350,8 +358,27 @@ class Gen:
             return f"{a} = {tpl.format(a=a, b=b)}"
         return self.inplace()
 
+    def function(self) -> list[str]:
+        """A function whose locals are traced too, then a call of it."""
+        a = self.pick()
+        if a is None:
+            return []
+        saved = dict(self.vars)
+        self.vars = {"t": self.vars[a]}
+        body = [s for s in (self.shape_keeping() for _ in range(self.draw(st.integers(1, 3)))) if s]
+        t = self.vars.get("t")
+        self.vars = saved
+        if t is None or not body:
+            return []
+        n = self.target()
+        self.vars[n] = t if self.draw(st.booleans()) else Var((), rg=t.rg, leaf=not t.rg)
+        ret = "t" if self.vars[n] is t else "t.sum()"
+        return ["def fn(t):"] + ["    " + line for line in body] + [f"    return {ret}", f"{n} = fn({a})"]
+
     def block(self) -> list[str]:
-        kind = self.draw(st.sampled_from(["no_grad", "loop", "loop_backward"]))
+        kind = self.draw(st.sampled_from(["no_grad", "loop", "loop_backward", "function"]))
+        if kind == "function":
+            return self.function()
         body: list[str] = []
         if kind == "no_grad":
             self.grad_on = False

@@ -254,9 +254,9 @@ def check_trace_against_oracle(trace: Trace, oracle: list[OracleStep]) -> None:
         last = steps[-1]
         _check_bindings(last, o, where)
         _check_binding_events(prev, steps, o, compound, where)
-        _check_mutations(prev, steps, o, compound, where)
+        inner = trace.steps[(prev.index + 1 if prev is not None else 0): last.index + 1]  # with called functions
+        _check_mutations(inner, o, compound or len(inner) > len(steps), where)
         if o.exc is not None:
-            inner = trace.steps[(prev.index + 1 if prev is not None else 0): last.index + 1]  # with called functions
             errors = [e for s in inner for e in s.events_of("error")]
             assert errors, f"no error event at {where}"
             err = errors[-1]
@@ -322,7 +322,7 @@ def _check_binding_events(prev: Step | None, steps: list[Step], o: OracleStep, c
             assert e.new == step.bindings[e.name], where  # type: ignore[union-attr]
 
 
-def _check_mutations(prev: Step | None, steps: list[Step], o: OracleStep, compound: bool, where: str) -> None:
+def _check_mutations(steps: list[Step], o: OracleStep, compound: bool, where: str) -> None:
     """Names that kept their object: a mutate event iff torch's ``_version`` moved."""
     kept = [
         k for k in _tensor_names(o.after) & _tensor_names(o.before) if o.after[k].obj is o.before[k].obj
