@@ -1,0 +1,538 @@
+"""Big graphs made readable: loop bodies folded, modules grouped, a cap on what is drawn.
+
+Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
+
+:func:`fold` turns one :class:`~gradtrace.model.Step` into a :class:`Folded`
+picture plan, plain data that :func:`folded_dot` draws and :func:`folded_text`
+describes:
+
+* **Folding.** A run of backward nodes that repeats one op pattern along a
+  chain (what a loop body leaves behind) becomes one block labelled with the
+  count: ``× 3000: MulBackward0`` or ``× 500: SinBackward0 → MulBackward0``. A
+  chain is a path on which each node has one input node (besides
+  ``AccumulateGrad``) and that input has no other consumer; a node that a
+  drawn tensor points at is never folded away. Runs shorter than
+  ``min_repeat`` stay as they are.
+* **Grouping.** Nodes carry the ``nn.Module`` path that created them
+  (:attr:`~gradtrace.model.NodeInfo.module`). Each module is a DOT cluster
+  named by its path; with ``collapse=k`` every module deeper than ``k`` path
+  parts is drawn as one box inside its ancestor of depth ``k``, with its
+  node count, parameter count and the shapes of the tensors known to enter
+  and leave it.
+* **Cap.** At most ``max_nodes`` boxes are drawn (default :data:`MAX_NODES`).
+  Past it, modules are collapsed one level at a time, and if that is not
+  enough the boxes nearest the outputs are kept. The picture's title and a
+  note box say what was folded, collapsed or left out and how to see more.
+
+Layout stays fast because the DOT handed to ``dot`` never holds more than
+about ``max_nodes`` boxes, however big the graph.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from ..model import NodeInfo, Step
+from .dot import box_dot, quote, scene_dot
+from .scene import Box, Link, Row, Scene, scene
+from .words import clean, op_name, shape_text
+
+__all__ = ["MAX_NODES", "MIN_REPEAT", "Block", "Folded", "fold", "folded_dot", "folded_text"]
+
+#: Default cap on the boxes drawn in one picture (tensors, nodes, blocks, names).
+MAX_NODES = 300
+#: A pattern must repeat at least this many times in a row to be folded.
+MIN_REPEAT = 4
+#: Longest loop body (in backward nodes) that folding recognises.
+MAX_PERIOD = 8
+
+
+@dataclass(frozen=True)
+class Block:
+    """One box standing for many nodes: a folded run (``kind="fold"``) or a collapsed module."""
+
+    key: str
+    kind: str  # "fold" or "module"
+    label: str
+    nodes: tuple[str, ...]
+    count: int  # repetitions of the pattern (fold) or nodes inside (module)
+    pattern: tuple[str, ...] = ()
+    module: str = ""
+    params: int = 0
+    inputs: tuple[tuple[int, ...], ...] = ()
+    outputs: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class Folded:
+    """What one picture of a step draws: the kept objects, the blocks, and what was left out."""
+
+    step: Step  # the step with only the objects drawn as themselves
+    blocks: tuple[Block, ...]
+    owner: dict[str, str]  # node id -> key of the block that holds it
+    clusters: tuple[str, ...]  # module paths drawn as clusters, outermost first
+    total: int  # tensors + nodes of the original step
+    hidden: tuple[str, ...] = ()  # ids not drawn at all (past the cap)
+    max_nodes: int | None = MAX_NODES
+    collapse: int | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.notes)
+
+
+# ------------------------------------------------------------------ folding
+def _consumers(nodes: Mapping[str, NodeInfo]) -> dict[str, int]:
+    """How many nodes take each node as an input."""
+    out: dict[str, int] = {}
+    for info in nodes.values():
+        for e in info.inputs:
+            if e is not None:
+                out[e.node] = out.get(e.node, 0) + 1
+    return out
+
+
+def _chains(step: Step, skip: set[str]) -> list[list[str]]:
+    """Maximal linear chains of nodes, each from the output side towards the inputs."""
+    nodes = step.nodes
+    consumers = _consumers(nodes)
+    pinned = {t.grad_fn for t in step.tensors.values() if t.grad_fn is not None}
+
+    def spine(nid: str) -> str | None:
+        ins = [e.node for e in nodes[nid].inputs if e is not None and e.node in nodes
+               and not nodes[e.node].is_accumulate]
+        if len(ins) != 1:
+            return None
+        nxt = ins[0]
+        if nxt in skip or nxt in pinned or consumers.get(nxt, 0) != 1:
+            return None
+        return nxt
+
+    nxt_of = {nid: spine(nid) for nid in nodes if nid not in skip and not nodes[nid].is_accumulate}
+    continued = {b for b in nxt_of.values() if b is not None}
+    chains = []
+    for nid in nxt_of:
+        if nid in continued:
+            continue
+        chain = [nid]
+        b = nxt_of[nid]
+        while b is not None:
+            chain.append(b)
+            b = nxt_of.get(b)
+        if len(chain) >= MIN_REPEAT:
+            chains.append(chain)
+    return chains
+
+
+def _runs(symbols: list[tuple[str, str]], min_repeat: int) -> list[tuple[int, int, int]]:
+    """``(start, period, repeats)`` of the periodic runs to fold in one chain, left to right."""
+    out = []
+    i, n = 0, len(symbols)
+    while i < n:
+        best = (0, 0)  # (covered, period)
+        for p in range(1, MAX_PERIOD + 1):
+            if i + 2 * p > n:
+                break
+            r = 0
+            while i + r + p < n and symbols[i + r] == symbols[i + r + p]:
+                r += 1
+            covered = (r + p) // p * p
+            if covered // p >= min_repeat and covered > best[0]:
+                best = (covered, p)
+            if i + r + p >= n:
+                break  # the rest of the chain repeats: no longer period covers more
+        if best[0]:
+            out.append((i, best[1], best[0] // best[1]))
+            i += best[0]
+        else:
+            i += 1
+    return out
+
+
+def _fold_runs(step: Step, skip: set[str], min_repeat: int) -> list[Block]:
+    blocks: list[Block] = []
+    for chain in _chains(step, skip):
+        symbols = [(step.nodes[n].name, step.nodes[n].module) for n in chain]
+        for start, period, repeats in _runs(symbols, min_repeat):
+            members = tuple(chain[start : start + period * repeats])
+            pattern = tuple(op_name(s[0]) for s in reversed(symbols[start : start + period]))
+            label = f"× {repeats:,}: " + " → ".join(pattern)
+            key = f"fold{len(blocks) + 1}"
+            blocks.append(Block(key, "fold", label, members, repeats, pattern, symbols[start][1]))
+    return blocks
+
+
+# ----------------------------------------------------------------- modules
+def _depth(path: str) -> int:
+    return len(path.split(".")) if path else 0
+
+
+def _prefix(path: str, depth: int) -> str:
+    return ".".join(path.split(".")[:depth])
+
+
+def _module_blocks(step: Step, depth: int) -> list[Block]:
+    groups: dict[str, list[str]] = {}
+    for nid, info in step.nodes.items():
+        if _depth(info.module) > depth and not info.is_accumulate:
+            groups.setdefault(_prefix(info.module, depth), []).append(nid)
+    blocks = []
+    for path, members in groups.items():
+        inside = set(members)
+        params = _params_of(step, inside)
+        ins, outs = _boundary(step, inside)
+        label = f"{path} ({len(members)} nodes, {sum(params.values()):,} params)"
+        blocks.append(
+            Block(f"mod:{path}", "module", label, tuple(members), len(members), module=path,
+                  params=sum(params.values()), inputs=ins, outputs=outs)
+        )
+    return blocks
+
+
+def _params_of(step: Step, inside: set[str]) -> dict[str, int]:
+    """Parameters whose ``AccumulateGrad`` feeds a node of the group: tensor id -> element count."""
+    out: dict[str, int] = {}
+    for nid in inside:
+        for e in step.nodes[nid].inputs:
+            acc = step.nodes.get(e.node) if e is not None else None
+            if acc is not None and acc.variable is not None:
+                t = step.tensors.get(acc.variable)
+                if t is not None and t.is_param:
+                    out[t.id] = math.prod(t.shape)
+    return out
+
+
+def _boundary(step: Step, inside: set[str]) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """Shapes of the drawn tensors known to leave the group (grad_fn inside) and to enter it (saved inside)."""
+    outs = [t.shape for t in step.tensors.values() if t.grad_fn in inside]
+    ins = []
+    for nid in sorted(inside, key=_num):
+        for s in step.nodes[nid].saved:
+            t = step.tensors.get(s.tensor) if s.tensor is not None else None
+            if t is not None and t.grad_fn not in inside and not t.is_param:
+                ins.append(t.shape)
+    return tuple(dict.fromkeys(ins)), tuple(dict.fromkeys(outs))
+
+
+def _num(xid: str) -> int:
+    digits = "".join(ch for ch in xid if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+# --------------------------------------------------------------------- plan
+def fold(
+    step: Step,
+    *,
+    min_repeat: int = MIN_REPEAT,
+    collapse: int | None = None,
+    max_nodes: int | None = MAX_NODES,
+    names: bool = True,
+) -> Folded:
+    """The picture plan of ``step``: folded runs, collapsed modules, at most ``max_nodes`` boxes.
+
+    ``collapse=k`` draws every module deeper than ``k`` path parts as one box;
+    ``max_nodes=None`` draws everything (folding still applies; ``min_repeat=0``
+    turns it off).
+    """
+    with _no_gc():
+        return _fold(step, min_repeat, collapse, max_nodes, names)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """No cyclic collections inside: walking a big step makes many small acyclic records."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | None, names: bool) -> Folded:
+    depth = collapse
+    max_depth = max((_depth(n.module) for n in step.nodes.values()), default=0)
+    plan = _plan(step, min_repeat, depth, names)
+    notes: list[str] = []
+    if max_nodes is not None and depth is None and _boxes(plan, names) > max_nodes:
+        for d in range(max_depth - 1, 0, -1):  # the deepest grouping that fits
+            depth, plan = d, _plan(step, min_repeat, d, names)
+            if _boxes(plan, names) <= max_nodes:
+                break
+        if depth is not None:
+            notes.append(f"Modules deeper than {depth} drawn as one box each to fit max_nodes={max_nodes} "
+                         f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
+    hidden: tuple[str, ...] = ()
+    if max_nodes is not None and _boxes(plan, names) > max_nodes:
+        plan, hidden = _cut(plan, step, max_nodes, names)
+    folds = [b for b in plan.blocks if b.kind == "fold"]
+    if folds:
+        n = sum(len(b.nodes) for b in folds)
+        notes.insert(0, f"Folded {n:,} nodes into {len(folds)} block{'s' if len(folds) != 1 else ''} "
+                        f"of repeated ops (min_repeat={min_repeat}).")
+    if hidden:
+        notes.append(f"{len(hidden):,} more objects not drawn (max_nodes={max_nodes}): "
+                     f"pass max_nodes=None to draw all, or collapse=1 to group them by module.")
+    return replace(plan, hidden=hidden, max_nodes=max_nodes, collapse=depth, notes=tuple(notes),
+                   total=len(step.tensors) + len(step.nodes))
+
+
+def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded:
+    blocks = _module_blocks(step, depth) if depth is not None else []
+    owner = {nid: b.key for b in blocks for nid in b.nodes}
+    absorbed = _absorb_leaves(step, owner)
+    owner.update(absorbed)
+    if min_repeat:
+        folds = _fold_runs(step, set(owner), min_repeat)
+        owner.update({nid: b.key for b in folds for nid in b.nodes})
+        blocks += folds
+    kept_nodes = {nid: info for nid, info in step.nodes.items() if nid not in owner}
+    inside = {step.nodes[nid].variable for nid in absorbed}
+    reachable = _tensors_drawn(step, kept_nodes, inside)
+    kept = replace(step, nodes=kept_nodes, tensors={tid: t for tid, t in step.tensors.items() if tid in reachable},
+                   bindings={n: t for n, t in step.bindings.items() if t in reachable})
+    paths: set[str] = set()
+    for info in kept_nodes.values():
+        paths.update(_ancestors(info.module, depth))
+    for block in blocks:
+        inner = _ancestors(block.module, depth)
+        paths.update(inner[:-1] if block.kind == "module" else inner)
+    clusters = tuple(sorted(paths, key=lambda p: (_depth(p), p)))
+    return Folded(kept, tuple(blocks), owner, clusters, len(step.tensors) + len(step.nodes))
+
+
+def _ancestors(path: str, depth: int | None) -> list[str]:
+    parts = path.split(".") if path else []
+    limit = len(parts) if depth is None else min(depth, len(parts))
+    return [".".join(parts[: i + 1]) for i in range(limit)]
+
+
+def _absorb_leaves(step: Step, owner: dict[str, str]) -> dict[str, str]:
+    """``AccumulateGrad`` nodes whose consumers all sit in one collapsed module: node id -> block key."""
+    if not owner:
+        return {}
+    blocks_of: dict[str, set[str]] = {}
+    for nid, info in step.nodes.items():
+        for e in info.inputs:
+            if e is not None and step.nodes.get(e.node) is not None and step.nodes[e.node].is_accumulate:
+                blocks_of.setdefault(e.node, set()).add(owner.get(nid, ""))
+    return {acc: next(iter(keys)) for acc, keys in blocks_of.items() if len(keys) == 1 and "" not in keys}
+
+
+def _tensors_drawn(step: Step, kept_nodes: Mapping[str, NodeInfo], inside: set[str | None]) -> set[str]:
+    """Tensors that a name, a kept node or another drawn tensor (as its base) still points at.
+
+    ``inside`` are the leaves of collapsed modules: their names are not drawn either.
+    """
+    out = {t for t in step.bindings.values() if t not in inside}
+    for info in kept_nodes.values():
+        if info.variable is not None:
+            out.add(info.variable)
+        out.update(s.tensor for s in info.saved if s.tensor is not None)
+    for t in step.tensors.values():
+        if t.grad_fn in kept_nodes and t.id in step.bindings.values():
+            out.add(t.id)
+    todo = list(out)
+    while todo:
+        tinfo = step.tensors.get(todo.pop())
+        if tinfo is not None and tinfo.base is not None and tinfo.base not in out:
+            out.add(tinfo.base)
+            todo.append(tinfo.base)
+    return out & set(step.tensors)
+
+
+def _boxes(plan: Folded, names: bool) -> int:
+    return len(plan.step.nodes) + len(plan.step.tensors) + len(plan.blocks) + (len(plan.step.bindings) if names else 0)
+
+
+def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Folded, tuple[str, ...]]:
+    """Keep the boxes nearest the named tensors (breadth first), hide the rest."""
+    step = plan.step
+    budget = max(0, max_nodes - len(plan.blocks) - (len(step.bindings) if names else 0))
+    members = {b.key: set(b.nodes) for b in plan.blocks}
+    order: list[str] = []
+    seen: set[str] = set()
+    todo = list(dict.fromkeys(step.bindings.values()))
+    while todo and len(order) < budget:
+        nxt: list[str] = []
+        for key in todo:
+            block = plan.owner.get(key)
+            if block is not None:
+                if block not in seen:  # walk on from the block's inputs
+                    seen.add(block)
+                    nxt += [e.node for n in members[block] for e in original.nodes[n].inputs
+                            if e is not None and e.node not in members[block]]
+                continue
+            if key in seen or len(order) >= budget:
+                continue
+            seen.add(key)
+            if key in step.tensors:
+                order.append(key)
+                t = step.tensors[key]
+                nxt += [x for x in (t.grad_fn, t.base) if x is not None]
+            elif key in step.nodes:
+                order.append(key)
+                info = step.nodes[key]
+                nxt += [e.node for e in info.inputs if e is not None]
+                nxt += [info.variable] if info.variable else []
+                nxt += [s.tensor for s in info.saved if s.tensor is not None]
+        todo = nxt
+    keep = set(order)
+    hidden = tuple(k for k in list(step.tensors) + list(step.nodes) if k not in keep)
+    kept = replace(step, bindings={n: t for n, t in step.bindings.items() if t in keep},
+                   tensors={k: v for k, v in step.tensors.items() if k in keep},
+                   nodes={k: v for k, v in step.nodes.items() if k in keep})
+    return replace(plan, step=kept), hidden
+
+
+# ---------------------------------------------------------------- drawing
+def _block_box(block: Block) -> Box:
+    rows = [Row(clean(block.label, 60), "head")]
+    if block.kind == "module":
+        if block.inputs:
+            rows.append(Row(clean("in " + ", ".join(shape_text(s) for s in block.inputs), 60)))
+        if block.outputs:
+            rows.append(Row(clean("out " + ", ".join(shape_text(s) for s in block.outputs), 60)))
+    else:
+        rows.append(Row(f"{len(block.nodes):,} nodes folded"))
+    return Box(block.key, "node", "op", tuple(rows), ("folded",), block.key)
+
+
+def _block_links(original: Step, plan: Folded) -> list[Link]:
+    """Arrows to and from blocks, from the original step's edges (one per pair of drawn ends)."""
+    drawn_nodes = set(plan.step.nodes)
+    drawn_tensors = set(plan.step.tensors)
+    owner = plan.owner
+
+    def end(nid: str) -> str | None:
+        return nid if nid in drawn_nodes else owner.get(nid)
+
+    links: dict[str, Link] = {}
+    for nid, info in original.nodes.items():
+        tail = end(nid)
+        if tail is None:
+            continue
+        for e in info.inputs:
+            head = end(e.node) if e is not None else None
+            if head is not None and head != tail and (tail not in drawn_nodes or head not in drawn_nodes):
+                link = Link(tail, head, "next")
+                links.setdefault(link.key, link)
+        if tail not in drawn_nodes and info.variable in drawn_tensors:
+            link = Link(tail, info.variable, "variable")
+            links.setdefault(link.key, link)
+    for t in plan.step.tensors.values():
+        if t.grad_fn is not None and t.grad_fn not in drawn_nodes:
+            head = end(t.grad_fn)
+            if head is not None:
+                link = Link(t.id, head, "grad_fn")
+                links.setdefault(link.key, link)
+    return list(links.values())
+
+
+def _note_box(plan: Folded) -> Box | None:
+    if not plan.notes:
+        return None
+    drawn = len(plan.step.tensors) + len(plan.step.nodes) + len(plan.blocks)
+    rows = [Row(f"showing {drawn:,} boxes for {plan.total:,} objects", "head")]
+    rows += [Row(clean(n, 140)) for n in plan.notes]
+    return Box("gt-note", "note", "const", tuple(rows), (), "note")
+
+
+def _cluster_lines(plan: Folded, boxes: list[Box], module_of: dict[str, str]) -> list[str]:
+    """Box statements nested in one ``subgraph cluster_<path>`` per module path."""
+    children: dict[str, list[str]] = {}
+    for path in plan.clusters:
+        parent = path.rsplit(".", 1)[0] if "." in path else ""
+        children.setdefault(parent, []).append(path)
+    members: dict[str, list[Box]] = {}
+    for box in boxes:
+        members.setdefault(module_of.get(box.key, ""), []).append(box)
+
+    def emit(path: str, indent: str) -> list[str]:
+        lines = [indent + box_dot(b).strip() for b in members.get(path, [])]
+        for child in children.get(path, []):
+            label = quote(child)
+            lines.append(f"{indent}subgraph {quote('cluster_' + child)} {{")
+            lines.append(f'{indent}  label={label} id={quote("gt-cluster-" + child)} style="rounded" '
+                         f'color="#adb5bd" fontsize=10;')
+            lines += emit(child, indent + "  ")
+            lines.append(f"{indent}}}")
+        return lines
+
+    return emit("", "  ")
+
+
+def folded_dot(
+    step: Step,
+    *,
+    min_repeat: int = MIN_REPEAT,
+    collapse: int | None = None,
+    max_nodes: int | None = MAX_NODES,
+    names: bool = True,
+    show_attrs: bool = True,
+    show_saved: bool = True,
+    rankdir: str = "LR",
+    title: bool = True,
+) -> str:
+    """The picture of ``step`` as DOT, folded and capped by :func:`fold` (same options)."""
+    plan = fold(step, min_repeat=min_repeat, collapse=collapse, max_nodes=max_nodes, names=names)
+    return plan_dot(step, plan, names=names, show_attrs=show_attrs, show_saved=show_saved, rankdir=rankdir,
+                    title=title)
+
+
+def plan_dot(
+    step: Step, plan: Folded, *, names: bool = True, show_attrs: bool = True, show_saved: bool = True,
+    rankdir: str = "LR", title: bool = True,
+) -> str:
+    """DOT of a :class:`Folded` plan of ``step``."""
+    with _no_gc():
+        return _plan_dot(step, plan, names, show_attrs, show_saved, rankdir, title)
+
+
+def _plan_dot(
+    step: Step, plan: Folded, names: bool, show_attrs: bool, show_saved: bool, rankdir: str, title: bool
+) -> str:
+    sc = scene(plan.step, names=names, show_attrs=show_attrs, show_saved=show_saved)
+    blocks = [_block_box(b) for b in plan.blocks]
+    note = _note_box(plan)
+    module_of = {nid: _cluster_of(info.module, plan) for nid, info in plan.step.nodes.items()}
+    module_of.update({b.key: _cluster_of(b.module, plan, b.kind == "module") for b in plan.blocks})
+    body = [b for b in sc.boxes if b.group != "name"] + blocks + ([note] if note else [])
+    lines = _cluster_lines(plan, body, module_of)
+    links = tuple(sc.links) + tuple(_block_links(step, plan))
+    full = Scene(tuple(b for b in sc.boxes if b.group == "name") + tuple(blocks), links, sc.names)
+    head = None
+    if title:
+        head = f"step {step.index}, line {step.lineno}: {step.code}" if step.code else "graph"
+        if plan.notes:
+            head += f" ({plan.total:,} objects, folded)"
+    return scene_dot(full, rankdir=rankdir, title=head, boxes=lines)
+
+
+def _cluster_of(path: str, plan: Folded, is_block: bool = False) -> str:
+    """The innermost drawn cluster a box with module ``path`` sits in."""
+    if is_block:
+        path = path.rsplit(".", 1)[0] if "." in path else ""
+    while path and path not in plan.clusters:
+        path = path.rsplit(".", 1)[0] if "." in path else ""
+    return path
+
+
+def folded_text(plan: Folded) -> str:
+    """The text twin of a folded picture: what each block stands for, and what was left out."""
+    lines = [f"{plan.total:,} objects: {len(plan.step.tensors):,} tensors and {len(plan.step.nodes):,} nodes "
+             f"drawn, {len(plan.blocks):,} blocks, {len(plan.hidden):,} hidden"]
+    for b in plan.blocks:
+        where = f" in {b.module}" if b.module else ""
+        if b.kind == "fold":
+            lines.append(f"  {b.key}: {b.label}{where} ({len(b.nodes):,} nodes)")
+        else:
+            lines.append(f"  {b.key}: module {b.module}: {b.count} nodes, {b.params:,} params")
+    lines += [f"  note: {n}" for n in plan.notes]
+    return "\n".join(lines) + "\n"
