@@ -226,3 +226,13 @@ def test_nodes_remember_the_module_that_made_them():
     from torch.nn.modules import module as mod
 
     assert not mod._global_forward_pre_hooks and not mod._global_forward_hooks
+
+
+def test_what_the_namespace_already_held_is_not_news():
+    ns: dict = {"torch": torch}
+    exec("w = torch.tensor(2., requires_grad=True)\n(w * w).backward()\n", ns)
+    trace = gradtrace.trace_code("y = w * 3\n", ns)
+    (step,) = trace.steps
+    assert [e.kind for e in step.events] == ["create", "bind"]
+    assert step.events_of("bind")[0].name == "y"
+    assert step.tensors[step.bindings["w"]].grad.values == ns["w"].grad.item()

@@ -116,6 +116,9 @@ class Tracer:
     def run(self, call: Callable[[], Any]) -> Trace:
         """Run ``call`` with tracing on; the code's exception is kept, not raised."""
         ensure_deep_stack()
+        if self.globals_ns is not None and self.prev is None:
+            # what the namespace already holds is the baseline, not news of the first step
+            self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
         old = sys.gettrace()
         self.recorder.__enter__()
         self.recorder.watch_modules()
