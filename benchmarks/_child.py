@@ -1,0 +1,94 @@
+"""Measurements that need a fresh process; run by ``run.py``, prints one JSON line.
+
+    python benchmarks/_child.py memory plain|traced    peak RSS of the MLP loop, plain or traced
+    python benchmarks/_child.py chain gradtrace|torchviz N    the N-op chain: trace + folded picture, or torchviz
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "src"), str(HERE)]
+
+import torch  # noqa: E402
+import workloads  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def memory(kind: str) -> dict[str, object]:
+    source = workloads.mlp_source(100)
+    before = peak_rss_mb()
+    if kind == "plain":
+        exec(compile(source, "<plain>", "exec"), {})
+    else:
+        import gradtrace
+
+        trace = gradtrace.trace_code(source, {})
+        assert len(trace) > 0
+    return {"kind": kind, "peak_mb": peak_rss_mb(), "before_mb": before}
+
+
+def chain_gradtrace(n: int) -> dict[str, object]:
+    import gradtrace
+    from gradtrace.render.fold import fold, plan_dot
+    from gradtrace.render.svg import dot_to_svg
+
+    ns: dict[str, object] = {}
+    t0 = time.perf_counter()
+    trace = gradtrace.trace_code(workloads.chain_source(n), ns, max_steps=1000)
+    t1 = time.perf_counter()
+    step = trace.last
+    assert step is not None
+    plan = fold(step)
+    svg = dot_to_svg(plan_dot(step, plan))
+    t2 = time.perf_counter()
+    del ns["h"]  # frees the 100k-node graph: must not crash
+    t3 = time.perf_counter()
+    return {
+        "trace_s": t1 - t0, "render_s": t2 - t1, "free_s": t3 - t2, "nodes": len(step.nodes),
+        "blocks": [b.label for b in plan.blocks], "svg_chars": len(svg), "recorded": len(trace),
+        "unrecorded": trace.steps_unrecorded,
+    }
+
+
+def chain_torchviz(n: int) -> dict[str, object]:
+    import torchviz
+
+    h = torch.ones(1, requires_grad=True)
+    for _ in range(n):
+        h = h * 1.0001
+    t0 = time.perf_counter()
+    try:
+        source = torchviz.make_dot(h).source
+        result = f"ok, {source.count('->')} edges"
+    except RecursionError as exc:
+        result = f"RecursionError: {str(exc)[:60]}"
+    t1 = time.perf_counter()
+    del h
+    return {"result": result, "seconds": t1 - t0}
+
+
+def main(argv: list[str]) -> None:
+    if argv[0] == "memory":
+        out = memory(argv[1])
+    elif argv[0] == "chain" and argv[1] == "gradtrace":
+        out = chain_gradtrace(int(argv[2]))
+    elif argv[0] == "chain":
+        out = chain_torchviz(int(argv[2]))
+    else:
+        raise SystemExit(__doc__)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
