@@ -10,9 +10,10 @@ describes:
   chain (what a loop body leaves behind) becomes one block labelled with the
   count: ``× 3000: MulBackward0`` or ``× 500: SinBackward0 → MulBackward0``. A
   chain is a path on which each node has one input node (besides
-  ``AccumulateGrad``) and that input has no other consumer; a node that a
-  drawn tensor points at is never folded away. Runs shorter than
-  ``min_repeat`` stay as they are.
+  ``AccumulateGrad``) and that input has no other consumer. A node that a
+  named tensor points at (its ``grad_fn``) can only open a run, so the arrow
+  from the name's tensor goes to the block whose newest node it is. Runs
+  shorter than ``min_repeat`` stay as they are.
 * **Grouping.** Nodes carry the ``nn.Module`` path that created them
   (:attr:`~gradtrace.model.NodeInfo.module`). Each module is a DOT cluster
   named by its path; with ``collapse=k`` every module deeper than ``k`` path
@@ -101,7 +102,8 @@ def _chains(step: Step, skip: set[str]) -> list[list[str]]:
     """Maximal linear chains of nodes, each from the output side towards the inputs."""
     nodes = step.nodes
     consumers = _consumers(nodes)
-    pinned = {t.grad_fn for t in step.tensors.values() if t.grad_fn is not None}
+    named = set(step.bindings.values())
+    pinned = {t.grad_fn for t in step.tensors.values() if t.grad_fn is not None and t.id in named}
 
     def spine(nid: str) -> str | None:
         ins = [e.node for e in nodes[nid].inputs if e is not None and e.node in nodes
@@ -352,13 +354,15 @@ def _boxes(plan: Folded, names: bool) -> int:
 
 
 def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Folded, tuple[str, ...]]:
-    """Keep the boxes nearest the named tensors (breadth first), hide the rest."""
+    """Keep the boxes nearest the named outputs, then the other names (breadth first); hide the rest."""
     step = plan.step
     budget = max(0, max_nodes - len(plan.blocks) - (len(step.bindings) if names else 0))
     members = {b.key: set(b.nodes) for b in plan.blocks}
     order: list[str] = []
     seen: set[str] = set()
-    todo = list(dict.fromkeys(step.bindings.values()))
+    fed = {e.node for info in original.nodes.values() for e in info.inputs if e is not None}
+    outputs = [t for t in step.bindings.values() if step.tensors[t].grad_fn not in fed] if step.tensors else []
+    todo = list(dict.fromkeys(outputs + list(step.bindings.values())))  # outputs first
     while todo and len(order) < budget:
         nxt: list[str] = []
         for key in todo:

@@ -1,0 +1,277 @@
+"""Big graphs: folding, module groups and the cap on real traces; deep chains; what a Trace keeps alive.
+
+Every count checked here comes from PyTorch (walking ``grad_fn`` directly or
+``numel()`` of parameters). No test is timed: timings live in ``benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import subprocess
+import sys
+import textwrap
+import weakref
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import gradtrace
+from gradtrace.render.fold import MAX_NODES, fold, folded_dot, folded_text, plan_dot
+from gradtrace.render.svg import dot_binary, dot_to_svg
+from gradtrace.tracer.summary import summarize
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def torch_names(t: torch.Tensor) -> list[str]:
+    """The name of every node behind ``t`` as PyTorch reports it (iterative walk)."""
+    seen, out, todo, keep = set(), [], [t.grad_fn], []
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        out.append(node.name())
+        todo.extend(n for n, _ in node.next_functions)
+    return out
+
+
+def chain(n: int, body: str = "h = h * 1.0001") -> tuple[gradtrace.Trace, dict]:
+    ns: dict = {}
+    src = f"import torch\nh = torch.ones(1, requires_grad=True)\nfor _ in range({n}):\n    {body}\n"
+    return gradtrace.trace_code(src, ns, max_steps=40), ns
+
+
+# ------------------------------------------------------------------ folding
+def test_a_loop_of_one_op_folds_into_one_block_counted_as_torch_counts():
+    trace, ns = chain(3000)
+    muls = torch_names(ns["h"]).count("MulBackward0")
+    plan = fold(trace.last)
+    [block] = plan.blocks
+    assert muls == 3000
+    assert block.kind == "fold" and block.count == muls and len(block.nodes) == muls
+    assert block.label == f"× {muls:,}: MulBackward0"
+    assert {trace.last.nodes[n].name for n in block.nodes} == {"MulBackward0"}
+    assert f"{muls:,} nodes folded" in folded_dot(trace.last)
+
+
+def test_a_two_op_loop_body_folds_with_its_pattern_in_forward_order():
+    trace, ns = chain(50, "h = torch.sin(h) * 2")
+    names = torch_names(ns["h"])
+    plan = fold(trace.last)
+    [block] = plan.blocks
+    assert block.pattern == ("SinBackward0", "MulBackward0")
+    assert block.count == names.count("SinBackward0") == names.count("MulBackward0") == 50
+    assert "× 50: SinBackward0 → MulBackward0" in folded_text(plan)
+
+
+def test_short_runs_stay_and_min_repeat_zero_turns_folding_off():
+    trace, _ = chain(3)
+    assert fold(trace.last).blocks == ()
+    trace, _ = chain(30)
+    assert fold(trace.last, min_repeat=0).blocks == ()
+    assert fold(trace.last, min_repeat=31).blocks == ()
+    assert fold(trace.last, min_repeat=30).blocks[0].count == 30
+
+
+def test_a_node_a_name_points_at_opens_a_block():
+    src = "import torch\nh = torch.ones(1, requires_grad=True)\nfor _ in range(10):\n    h = h * 2\n" \
+          "mid = h\nfor _ in range(10):\n    h = h * 3\n"
+    trace = gradtrace.trace_code(src, {}, max_steps=200)
+    step = trace.last
+    plan = fold(step)
+    mid, mid_fn = step.bindings["mid"], step.tensors[step.bindings["mid"]].grad_fn
+    first, second = sorted(plan.blocks, key=lambda b: b.nodes[0] == mid_fn)
+    assert second.nodes[0] == mid_fn  # the node the name points at opens a block, never sits inside one
+    assert all(mid_fn not in b.nodes[1:] for b in plan.blocks)
+    assert (first.count, second.count) == (10, 10)
+    assert first.count + second.count == sum(n.name == "MulBackward0" for n in step.nodes.values())
+    assert f'id="gt-e-grad_fn-{mid}-{second.key}"' in plan_dot(step, plan)  # the arrow from mid's tensor
+
+
+# ----------------------------------------------------------------- modules
+class Block(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.bn1(self.conv1(x)) + x)
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.layer1 = nn.Sequential(Block(4), Block(4))
+        self.layer2 = nn.Sequential(Block(4), Block(4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.layer2(self.layer1(self.stem(x))).mean(dim=(2, 3)))
+
+
+NET_SRC = "import torch\ntorch.manual_seed(0)\nnet = Net()\nx = torch.randn(2, 3, 5, 5)\nloss = net(x).sum()\n"
+
+
+@pytest.fixture(scope="module")
+def net_trace():
+    ns = {"Net": Net}
+    return gradtrace.trace_code(NET_SRC, ns), ns
+
+
+def test_collapsed_modules_count_their_nodes_and_parameters(net_trace):
+    trace, ns = net_trace
+    step = trace.last
+    plan = fold(step, collapse=2, max_nodes=None)
+    blocks = {b.module: b for b in plan.blocks if b.kind == "module"}
+    assert set(blocks) == {"net.layer1", "net.layer2"}
+    for path, block in blocks.items():
+        module = ns["net"].get_submodule(path.split(".", 1)[1])
+        assert block.params == sum(p.numel() for p in module.parameters())
+        inside = [n for n in step.nodes.values() if n.module.startswith(path + ".") and not n.is_accumulate]
+        assert block.count == len(inside) == len(block.nodes)
+        assert block.outputs  # the shape that leaves the group is known
+    assert plan.clusters == ("net", "net.head", "net.stem")  # depth 2: drawn as clusters, not collapsed
+    dot = plan_dot(step, plan)
+    assert 'subgraph "cluster_net" {' in dot and "cluster_net.layer1" not in dot
+    assert "net.layer1 (" in dot and f"{blocks['net.layer1'].params:,} params" in dot
+
+
+def test_uncollapsed_modules_are_nested_clusters_named_by_path(net_trace):
+    trace, _ = net_trace
+    step = trace.last
+    plan = fold(step, max_nodes=None)
+    assert plan.blocks == ()
+    modules = {n.module for n in step.nodes.values() if n.module}
+    assert "net.layer1.0.conv1" in modules
+    assert set(plan.clusters) >= modules
+    dot = plan_dot(step, plan)
+    for path in ("net", "net.layer1", "net.layer1.0", "net.layer1.0.conv1"):
+        assert f'subgraph "cluster_{path}" {{' in dot
+    conv = next(n for n in step.nodes.values() if n.module == "net.layer1.0.conv1")
+    cluster = dot.split('subgraph "cluster_net.layer1.0.conv1" {', 1)[1].split("}", 1)[0]
+    assert f'"{conv.id}" [' in cluster
+
+
+@pytest.mark.skipif(dot_binary() is None, reason="no layout binary")
+def test_a_graph_over_the_cap_is_collapsed_to_fit_and_says_so(net_trace):
+    trace, _ = net_trace
+    step = trace.last
+    small = 60
+    plan = fold(step, max_nodes=small)
+    drawn = len(plan.step.nodes) + len(plan.step.tensors) + len(plan.blocks) + len(plan.step.bindings)
+    assert drawn <= small
+    assert plan.collapse is not None and "max_nodes=60" in plan.message
+    assert plan.total == len(step.nodes) + len(step.tensors)
+    assert dot_to_svg(plan_dot(step, plan)).lstrip().startswith("<?xml")
+
+
+def test_past_the_cap_the_nearest_boxes_stay_and_the_rest_is_counted():
+    src = "import torch\nx = torch.ones(3, requires_grad=True)\nys = [x * i for i in range(60)]\n" \
+          "total = sum(y.sum() for y in ys)\n"
+    step = gradtrace.trace_code(src, {}).last
+    plan = fold(step, max_nodes=40, names=False)
+    kept = len(plan.step.nodes) + len(plan.step.tensors)
+    assert kept + len(plan.hidden) == len(step.nodes) + len(step.tensors)
+    assert kept + len(plan.blocks) <= 40 and plan.hidden
+    assert step.bindings["total"] in plan.step.tensors
+    assert f"{len(plan.hidden):,} more objects not drawn (max_nodes=40)" in plan.message
+    assert "max_nodes=None" in folded_dot(step, max_nodes=40, names=False)
+    assert MAX_NODES >= 100
+
+
+# ------------------------------------------------------------- deep graphs
+def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
+    code = textwrap.dedent(
+        """
+        import torch, gradtrace
+        from gradtrace.render.fold import fold, plan_dot
+        ns = {}
+        src = "import torch\\nh = torch.ones(1, requires_grad=True)\\nfor _ in range(100000):\\n    h = h * 1.0001\\n"
+        trace = gradtrace.trace_code(src, ns, max_steps=200)
+        step = trace.last
+        plan = fold(step)
+        dot = plan_dot(step, plan)
+        muls, todo, seen = 0, [ns["h"].grad_fn], 0
+        while todo:
+            node = todo.pop()
+            if node is None:
+                continue
+            muls += node.name() == "MulBackward0"
+            todo.extend(n for n, _ in node.next_functions)
+        del todo, node
+        print(muls, plan.blocks[0].count, trace.steps_unrecorded, "× 100,000: MulBackward0" in dot)
+        del ns["h"]
+        print("freed")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts, freed = done.stdout.split("\n")[:2]
+    muls, block, unrecorded, labelled = counts.split()
+    assert muls == block == "100000" and labelled == "True" and int(unrecorded) > 0
+    assert freed == "freed"
+
+
+# ------------------------------------------------------------------ memory
+def test_a_trace_holds_no_tensors():
+    ns: dict = {}
+    src = "import torch\nw = torch.randn(4, 3, requires_grad=True)\nx = torch.randn(5, 4)\ny = (x @ w).tanh()\n" \
+          "loss = y.pow(2).mean()\nloss.backward()\nlast = loss * 2\n"
+    trace = gradtrace.trace_code(src, ns)
+    refs = {k: weakref.ref(v) for k, v in ns.items() if isinstance(v, torch.Tensor)}
+    assert set(refs) == {"w", "x", "y", "loss", "last"}
+    ns.clear()
+    gc.collect()
+    assert [k for k, r in refs.items() if r() is not None] == []
+    assert trace.grad("w") is not None and len(trace) == 7  # the trace itself is intact
+
+
+# --------------------------------------------------- caches keep results exact
+def test_values_changed_through_data_show_at_the_step_that_changed_them():
+    src = "import torch\nw = torch.tensor([1., 2.], requires_grad=True)\n(w * w).sum().backward()\n" \
+          "w.data -= 0.1 * w.grad\nw.grad.data.zero_()\nv = w.detach()\nv += 1\n"
+    ns: dict = {}
+    trace = gradtrace.trace_code(src, ns)
+    values = [s.tensors[s.bindings["w"]].value.values for s in trace.steps[1:]]
+    grads = [s.tensors[s.bindings["w"]].grad for s in trace.steps[1:]]
+    w = torch.tensor([1.0, 2.0]) - 0.1 * torch.tensor([2.0, 4.0])
+    assert values[2] == w.tolist() and values[-1] == (w + 1).tolist() == ns["w"].tolist()
+    assert grads[2].values == [2.0, 4.0] and grads[3].values == [0.0, 0.0]
+
+
+def test_a_statement_that_changes_nothing_repeats_the_previous_state():
+    src = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 3\nn = 1\nprint(n)\nz = y + 1\n"
+    trace = gradtrace.trace_code(src, {})
+    before, same, again = trace.steps[2], trace.steps[3], trace.steps[4]
+    assert same.events == () and again.events == ()
+    assert same.tensors == before.tensors and same.nodes == before.nodes
+    assert dict(same.bindings) == dict(before.bindings)
+    assert trace.steps[5].events_of("create")
+
+
+def test_lazy_summaries_read_and_compare_like_plain_ones():
+    from gradtrace.model import Summary
+
+    a = summarize(torch.tensor([0.1, -0.0, 3.0]))
+    plain = Summary("[0.1, -0., 3.]", a.values)
+    assert a == plain and plain == a and a.text == "[0.1, -0., 3.]"
+    assert summarize(torch.tensor([0.0, 1.0])) != summarize(torch.tensor([-0.0, 1.0]))
+    assert summarize(torch.tensor([1.0])) != summarize(torch.tensor([1], dtype=torch.int64))
+    big = summarize(torch.arange(100.0))
+    assert big.stats == (0.0, 49.5, 99.0) and big.text == "min 0. mean 49.5 max 99."
+    import pickle
+
+    assert type(pickle.loads(pickle.dumps(big))) is Summary
+
+
+def test_module_paths_count_parameters_as_torch_does():
+    net = Net()
+    assert sum(p.numel() for p in net.layer1.parameters()) == math.prod((4, 4, 3, 3)) * 2 + 4 * 2 * 2
