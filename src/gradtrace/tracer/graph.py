@@ -248,6 +248,8 @@ class GraphBook:
         pairs += custom_saved(node) or []
         saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
         saved = tuple(_freed_if_gone(node, s) for s in saved)
+        # a slot PyTorch never filled (``x * 2`` saves no ``self``) is not a saved value
+        saved = tuple(s for s in saved if s.saved_version is not None or s.state == FREED)
         return NodeInfo(
             id=nid,
             name=name,
