@@ -35,13 +35,17 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _film(trace: Trace) -> dict[str, Any]:
+def _film(trace: Trace, title: str | None = None) -> dict[str, Any]:
     from ..render.film import film
 
-    return film(trace)
+    made = film(trace)
+    if title:
+        made["title"] = title
+    return made
 
 
-def widget_for(trace: Trace, kind: str | None = None) -> Any:
+def widget_for(trace: Trace, kind: str | None = None, title: str | None = None,
+               film: dict[str, Any] | None = None) -> Any:
     """The widget ``settings.widget`` (or ``kind``) asks for; ``None`` for ``"html"``."""
     kind = kind or settings.widget
     if kind == "html":
@@ -52,7 +56,7 @@ def widget_for(trace: Trace, kind: str | None = None) -> Any:
         return plain_view(trace)
     from .widget import stepper_view
 
-    return stepper_view(trace, _film(trace))
+    return stepper_view(trace, film if film is not None else _film(trace, title))
 
 
 def _widget_bundle(widget: Any) -> dict[str, Any]:
@@ -66,19 +70,24 @@ def _keep(mime: str, include: Container[str] | None, exclude: Container[str] | N
 
 
 def trace_mimebundle(trace: Trace, include: Container[str] | None = None, exclude: Container[str] | None = None,
-                     *, widget: bool = True) -> dict[str, Any]:
-    """The display data of ``trace``: text twin, static stepper page and (in a kernel) the widget."""
+                     *, widget: bool = True, title: str | None = None) -> dict[str, Any]:
+    """The display data of ``trace``: text twin, static stepper page and (in a kernel) the widget.
+
+    ``title`` replaces the film's title (the file name) in the pictures, e.g. ``In [3]``.
+    """
     bundle: dict[str, Any] = {"text/plain": trace_text(trace)}
     notes: list[str] = []
+    made: dict[str, Any] | None = None
     try:
         from .embed import embed_html
 
-        bundle["text/html"] = embed_html(trace)
+        made = _film(trace, title)
+        bundle["text/html"] = embed_html(trace, made)
     except Exception as exc:  # a picture is a bonus: the text twin must always show
         notes.append(f"(no picture: {exc})")
     if widget and in_kernel() and _keep(WIDGET_MIME, include, exclude):
         try:
-            view = widget_for(trace)
+            view = widget_for(trace, title=title, film=made)
             if view is not None:
                 bundle.update(_widget_bundle(view))
         except ImportError as exc:

@@ -87,16 +87,17 @@ def _cell_traceback(exc: BaseException, filename: str) -> types.TracebackType | 
 class _Shown:
     """Display ``trace`` once, honouring the magic's options."""
 
-    def __init__(self, widget: bool, html_out: str | None) -> None:
+    def __init__(self, widget: bool, html_out: str | None, title: str | None = None) -> None:
         self.widget = widget
         self.html_out = html_out
+        self.title = title
 
     def __call__(self, trace: Trace) -> None:
         from .display import trace_mimebundle
 
         if self.html_out:
             _write_html(trace, self.html_out)
-        display(trace_mimebundle(trace, widget=self.widget), raw=True)
+        display(trace_mimebundle(trace, widget=self.widget, title=self.title), raw=True)
 
 
 def _write_html(trace: Trace, path: str) -> None:
@@ -128,8 +129,10 @@ class GradtraceMagics(Magics):
         if args.max_steps < 1:
             print("gradtrace: --max-steps must be at least 1")
             return
-        show = _Shown(widget=not args.no_widget, html_out=args.html)
-        run_traced(self.shell, cell, args.max_steps, show)
+        shell: Any = self.shell
+        title = f"%%gradtrace · In [{shell.execution_count}]"
+        show = _Shown(widget=not args.no_widget, html_out=args.html, title=title)
+        run_traced(shell, cell, args.max_steps, show)
 
 
 def run_traced(shell: Any, cell: str, max_steps: int, show: Any) -> None:
