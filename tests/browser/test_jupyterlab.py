@@ -1,0 +1,233 @@
+"""The stepper in a real JupyterLab and in an nbconvert export, driven through real Chromium.
+
+Program: the course forum's WhatIF(1) (``x = x ** 2`` rebinds ``x``), run under
+``%%gradtrace`` in ``tests/notebooks/forum_whatif1.ipynb``. Every number checked
+comes from running the same program with PyTorch here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from lab import Lab, new_page, open_notebook, run_all
+
+NOTEBOOK = "forum_whatif1.ipynb"
+
+# What the main picture shows: every element group of the film's SVG, with its classes and texts.
+PICTURE_JS = """(root) => [...root.querySelectorAll(':scope .gt-main > .gt-graph svg g[id^="gt-"]')].map(g => ({
+  id: g.id, cls: g.getAttribute('class') || '',
+  text: [...g.querySelectorAll('text')].map(t => t.textContent).join(' | ')}))"""
+COLUMN_JS = """(col) => [...col.querySelectorAll('svg g[id^="gt-"]')].map(g => ({
+  id: g.id, cls: g.getAttribute('class') || '',
+  text: [...g.querySelectorAll('text')].map(t => t.textContent).join(' | '),
+  freed: g.querySelectorAll('text.gt-row-freed').length}))"""
+
+
+def pytorch_facts() -> dict[str, Any]:
+    """The forum program run by PyTorch: values, x.grad, and how many saved tensors backward() frees."""
+    x = torch.tensor(42.0, requires_grad=True)
+    leaf = x
+    x = x**2
+    x3 = x**3
+    f = x + x3
+    x.retain_grad()
+    saving = []
+    todo, seen = [f.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hasattr(node, "_saved_self"):
+            saving.append(node)
+        todo += [n for n, _ in node.next_functions]
+    f.backward(retain_graph=False)
+    freed = 0
+    for node in saving:
+        try:
+            node._saved_self  # noqa: B018 - reading it is the check
+        except RuntimeError:
+            freed += 1
+    assert x.grad is not None and float(x.grad).is_integer()
+    return {
+        "leaf": leaf.item(), "x": x.item(), "x_grad": int(x.grad.item()), "freed": freed,
+        "node": x.grad_fn.name(), "exponent": 2,
+    }
+
+
+FACTS = pytorch_facts()
+
+
+def num(value: float) -> str:
+    """How a whole number prints in the pictures: ``1764.``."""
+    return f"{int(value)}."
+
+
+def picture(root: Any) -> dict[str, dict[str, str]]:
+    return {g["id"]: g for g in root.evaluate(PICTURE_JS)}
+
+
+def visible(items: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {k: v for k, v in items.items() if "gt-hidden" not in v["cls"].split()}
+
+
+def name_edges(items: dict[str, dict[str, str]], name: str) -> list[str]:
+    """Visible arrows from the names-panel box showing ``name`` to a tensor: the tensors' ids."""
+    boxes = [k for k, v in items.items() if v["text"].strip() == name and k.startswith("gt-name")]
+    assert boxes, f"no names-panel box for {name!r} in {sorted(items)}"
+    prefix = f"gt-e-name-{boxes[0][3:]}-"
+    return [k[len(prefix):] for k in items if k.startswith(prefix)]
+
+
+def step_of(root: Any) -> int:
+    return int(root.get_attribute("data-step"))
+
+
+def check_stepping(page: Any, root: Any, on_focus: Any = None) -> None:
+    """From step 0 (x names the leaf) to step 1 (x names x ** 2, the leaf still in the graph), by ArrowRight."""
+    assert step_of(root) == 0
+    before = visible(picture(root))
+    leaf_id = name_edges(before, "x")
+    assert len(leaf_id) == 1, before
+    leaf = before["gt-" + leaf_id[0]]
+    assert "gt-k-leaf" in leaf["cls"] and num(FACTS["leaf"]) in leaf["text"]
+    assert not any(FACTS["node"] in v["text"] for v in before.values()), before
+
+    root.locator(".gt-status").click()  # a click on the stepper (not a control) gives it the keyboard
+    if on_focus is not None:
+        on_focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(r) => r.dataset.step === '1'", arg=root.element_handle())
+    after = visible(picture(root))
+    now = name_edges(after, "x")
+    assert len(now) == 1 and now != leaf_id, after
+    squared = after["gt-" + now[0]]
+    assert num(FACTS["x"]) in squared["text"] and "gt-k-leaf" not in squared["cls"]
+    assert "gt-" + leaf_id[0] in after, "the leaf left the graph when x was rebound"
+    assert any(FACTS["node"] in v["text"] for v in after.values()), "no PowBackward0 node after x = x ** 2"
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("(r) => r.dataset.step === '0'", arg=root.element_handle())
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(r) => r.dataset.step === '1'", arg=root.element_handle())
+
+
+def check_before_after(page: Any, root: Any) -> None:
+    """The before/after-backward() view: x.grad appears after, the saved values are freed after."""
+    root.locator(".gt-compare-btn").click()
+    cols = root.locator(".gt-compare:not(.gt-off) .gt-compare-col")
+    cols.first.wait_for()
+    assert cols.count() == 2
+    assert cols.nth(0).locator(".gt-heading").inner_text().startswith("before")
+    assert cols.nth(1).locator(".gt-heading").inner_text().startswith("after")
+    before = visible({g["id"]: g for g in cols.nth(0).evaluate(COLUMN_JS)})
+    after = visible({g["id"]: g for g in cols.nth(1).evaluate(COLUMN_JS)})
+    grad = f"grad {num(FACTS['x_grad'])}"
+    assert any(grad in v["text"] for v in after.values()), after
+    assert not any(grad in v["text"] for v in before.values())
+    assert sum(int(v["freed"]) for v in after.values()) == FACTS["freed"]
+    assert sum(int(v["freed"]) for v in before.values()) == 0
+    assert sum(v["text"].count("(freed)") for v in after.values()) == FACTS["freed"]
+    root.locator(".gt-compare-btn").click()
+    root.locator(".gt-compare.gt-off").wait_for(state="attached")
+
+
+def check_details(page: Any, root: Any) -> None:
+    """Clicking the PowBackward0 node of x ** 2 shows its details."""
+    items = visible(picture(root))
+    node = next(k for k, v in items.items() if v["text"].startswith("n") and f"{FACTS['node']} | exponent="
+                f"{FACTS['exponent']}" in v["text"])
+    root.locator(f".gt-main > .gt-graph svg g#{node}").click()
+    details = root.locator(".gt-details")
+    page.wait_for_function("([d, name]) => d.textContent.includes(name)", arg=[details.element_handle(), FACTS["node"]])
+    text = details.inner_text()
+    assert FACTS["node"] in text and "exponent" in text and str(FACTS["exponent"]) in text, text
+    assert "gt-selected" in (root.locator(f".gt-main > .gt-graph svg g#{node}").get_attribute("class") or "")
+
+
+def active_cell(page: Any) -> int:
+    return int(page.evaluate("() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+                             ".findIndex(c => c.classList.contains('jp-mod-active'))"))
+
+
+@pytest.fixture(scope="module")
+def executed(lab: Lab, browser: Any, artifacts: Path) -> Any:
+    """The test notebook opened in JupyterLab with every cell run; closed (and checked clean) at the end."""
+    context, page, guard = new_page(browser)
+    try:
+        open_notebook(page, lab, NOTEBOOK)
+        run_all(page)
+        page.locator(".jp-OutputArea-output .gt-widget .gt-root svg").first.wait_for(timeout=60_000)
+    except Exception as exc:
+        page.screenshot(path=str(artifacts / "jupyterlab-failure.png"))
+        raise AssertionError(f"{exc}\n--- jupyter lab log ---\n{lab.log_tail()}") from exc
+    yield page, guard
+    page.screenshot(path=str(artifacts / "jupyterlab-end.png"))
+    context.close()
+    assert guard.dialogs == [], guard.dialogs
+    assert guard.outside == [], guard.outside
+    assert guard.errors == [], guard.errors
+
+
+def test_widget_steps_with_arrow_keys(executed: Any, artifacts: Path) -> None:
+    page, _ = executed
+    roots = page.locator(".jp-OutputArea-output .gt-widget .gt-root")
+    assert roots.count() == 1, "the trace was displayed more than once"
+    root = roots.first
+    assert page.locator(".jp-Dialog").count() == 0
+    cells: list[int] = []
+    check_stepping(page, root, on_focus=lambda: cells.append(active_cell(page)))
+    assert active_cell(page) == cells[0], "JupyterLab moved to another cell on an arrow key"
+    page.screenshot(path=str(artifacts / "jupyterlab-step1.png"))
+    outputs = page.locator(".jp-CodeCell").nth(2).locator(".jp-OutputArea-output").inner_text()
+    assert str(FACTS["x_grad"]) in outputs  # the cell after the magic sees the traced run's x
+
+
+def test_widget_before_after_and_details(executed: Any, artifacts: Path) -> None:
+    page, _ = executed
+    root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+    check_before_after(page, root)
+    check_details(page, root)
+    root.screenshot(path=str(artifacts / "jupyterlab-stepper.png"))
+
+
+def test_nbconvert_export_steps_without_kernel(executed: Any, lab: Lab, browser: Any, tmp_path: Path,
+                                               artifacts: Path) -> None:
+    page, _ = executed
+    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
+    saved = json.loads((lab.root / NOTEBOOK).read_text(encoding="utf-8"))
+    assert any("text/html" in o.get("data", {}) for c in saved["cells"] for o in c.get("outputs", []))
+    for kernel in lab.kernels():
+        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
+    assert lab.kernels() == []
+    done = subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(tmp_path),
+         "--HTMLExporter.require_js_url=data:text/javascript,", "--HTMLExporter.mathjax_url=data:text/javascript,",
+         str(lab.root / NOTEBOOK)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    html_file = tmp_path / NOTEBOOK.replace(".ipynb", ".html")
+    context, export, guard = new_page(browser)
+    try:
+        export.goto(html_file.as_uri())
+        root = export.locator(".gt-embed .gt-root")
+        root.locator("svg").first.wait_for()
+        assert root.count() == 1
+        check_stepping(export, root)
+        check_before_after(export, root)
+        check_details(export, root)
+        export.screenshot(path=str(artifacts / "nbconvert-export.png"))
+    finally:
+        context.close()
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
