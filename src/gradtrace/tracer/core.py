@@ -12,6 +12,7 @@ only a line counter attached, and one last snapshot records the final state.
 
 from __future__ import annotations
 
+import functools
 import gc
 import linecache
 import sys
@@ -464,17 +465,18 @@ class Tracer:
         key = self._key(t)
         grad = t.grad if (key[4] or key[5]) else None
         dirty = self.book.dirty
+        written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
+        grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
         cached = self.cache.get(tid)
-        if cached is not None and cached.key == key and not dirty:
+        if cached is not None and cached.key == key and not written and not grad_written:
             return cached.info
         old_grad = None
-        if cached is not None and key[2] is not None and cached.key[2] == key[2]:
-            if not (dirty and storage_of(grad) in dirty):
-                old_grad = cached.info.grad  # the same .grad object at the same version, not written through
+        if cached is not None and key[2] is not None and cached.key[2] == key[2] and not grad_written:
+            old_grad = cached.info.grad  # the same .grad object at the same version
         info = TensorInfo(
             id=tid,
             shape=tuple(int(s) for s in t.shape),
-            dtype=str(t.dtype).replace("torch.", ""),
+            dtype=_dtype_text(t.dtype),
             device=str(t.device),
             requires_grad=bool(t.requires_grad),
             is_leaf=bool(is_leaf_of(t)),
@@ -693,6 +695,11 @@ def _gradient_summary(g: Any) -> Summary | None:
     if isinstance(g, (list, tuple)) and g and isinstance(g[0], torch.Tensor):
         return summarize(g[0])
     return None
+
+
+@functools.cache
+def _dtype_text(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
 def _num(xid: str) -> int:
