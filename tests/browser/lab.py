@@ -45,7 +45,9 @@ def free_port() -> int:
 class Lab:
     """``jupyter lab`` serving a copy of some notebooks; stopped by its PID."""
 
-    def __init__(self, notebooks: Path, workdir: Path, *, log_name: str = "jupyterlab.log") -> None:
+    def __init__(self, notebooks: Path, workdir: Path, *, log_name: str = "jupyterlab.log",
+                 settings: dict[str, dict[str, Any]] | None = None) -> None:
+        self.lab_settings = {**LAB_SETTINGS, **(settings or {})}
         self.root = workdir / "notebooks"
         shutil.copytree(notebooks, self.root, dirs_exist_ok=True)
         self.port = free_port()
@@ -77,7 +79,7 @@ class Lab:
 
     def write_settings(self) -> None:
         """Lab settings for a quiet, reproducible session: no news toast, no kernel dialog."""
-        for plugin, values in LAB_SETTINGS.items():
+        for plugin, values in self.lab_settings.items():
             path = self.settings / (plugin.replace(":", "/") + ".jupyterlab-settings")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values), encoding="utf-8")
