@@ -198,11 +198,14 @@ def test_torch_func_grad() -> None:
 
 
 @pytest.mark.slow
-def test_torch_compile_runs_eagerly_under_tracing() -> None:
-    """Caveat, documented: with a trace function and a torch function mode active,
-    ``torch.compile`` does not compile the traced frames; the function's ops run
-    eagerly and are drawn one by one (not as one opaque node). The values equal the
-    eager function's bit for bit and the compiled run's within float tolerance.
+def test_torch_compile_under_tracing() -> None:
+    """Caveat, documented. torch.compile works here (the C++ toolchain is present).
+    Under tracing, dynamo still compiles, but the trace function and the torch
+    function mode break the graph: ``f`` becomes several compiled pieces, each drawn
+    as an opaque ``CompiledFunctionBackward`` node (not one node), and dynamo's
+    ``torch_dynamo_resume_in_f_at_N`` frames show up as steps. Values and grads
+    agree with the plain compiled run within float tolerance (not checked bitwise:
+    a different split may fuse differently).
     """
     source = (
         "import torch\n"
@@ -218,18 +221,17 @@ def test_torch_compile_runs_eagerly_under_tracing() -> None:
     ns: dict = {}
     try:
         trace = gradtrace.trace_code(source, ns)
-    except Exception as e:  # a missing compiler toolchain fails the same way plain
+    except Exception as e:  # a missing compiler toolchain must fail the same way plain
         assert plain.exc is not None and type(plain.exc) is type(e)
         return
     assert plain.exc is None
-    eager_x = torch.linspace(-1, 1, 5, requires_grad=True)
-    eager = torch.sin(eager_x) * 2 + eager_x
-    eager.sum().backward()
-    assert same_tensor(ns["y"], eager) and same_tensor(ns["x"].grad, eager_x.grad)
     torch.testing.assert_close(ns["y"], plain.namespace["y"])
     torch.testing.assert_close(ns["x"].grad, plain.namespace["x"].grad)
-    names = {n.name for n in trace.last.nodes.values()}  # type: ignore[union-attr]
-    assert "SinBackward0" in names
+    last = trace.last
+    assert last is not None
+    names = {n.name for n in last.nodes.values()}
+    assert "CompiledFunctionBackward" in names or "SinBackward0" in names, names
+    assert last.tensors[last.bindings["x"]].grad is not None
 
 
 def test_tensors_created_in_another_thread() -> None:
@@ -238,9 +240,11 @@ def test_tensors_created_in_another_thread() -> None:
         "made = []\n"
         "def work():\n"
         "    made.append(torch.ones(3, requires_grad=True) * 2)\n"
-        "th = threading.Thread(target=work)\n"
-        "th.start()\n"
-        "th.join()\n"
+        "def spawn():\n"
+        "    th = threading.Thread(target=work)\n"
+        "    th.start()\n"
+        "    th.join()\n"
+        "spawn()\n"
         "t = made[0]\n"
         "u = (t * t).sum()\n"
         "u.backward()\n"

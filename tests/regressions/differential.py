@@ -35,12 +35,13 @@ FILENAME = "<fuzz>"
 class Run:
     namespace: dict[str, Any]
     exc: BaseException | None
-    warns: list[tuple[str, str]]
+    warns: list[tuple[str, str, str, int]]
     trace: Trace | None = None
 
 
-def _warn_list(caught: list[warnings.WarningMessage]) -> list[tuple[str, str]]:
-    return [(w.category.__name__, str(w.message)) for w in caught]
+def _warn_list(caught: list[warnings.WarningMessage]) -> list[tuple[str, str, str, int]]:
+    """Each warning with where it points: the learner's line in both runs."""
+    return [(w.category.__name__, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def run_plain(source: str) -> Run:
@@ -253,8 +254,8 @@ def check_trace_against_oracle(trace: Trace, oracle: list[OracleStep]) -> None:
             assert len(steps) == 1, f"{len(steps)} steps for simple statement {where}"
         last = steps[-1]
         _check_bindings(last, o, where)
-        _check_binding_events(prev, steps, o, compound, where)
         inner = trace.steps[(prev.index + 1 if prev is not None else 0): last.index + 1]  # with called functions
+        _check_binding_events(prev, steps, inner, o, compound, where)
         _check_mutations(inner, o, compound or len(inner) > len(steps), where)
         if o.exc is not None:
             errors = [e for s in inner for e in s.events_of("error")]
@@ -296,14 +297,17 @@ def _check_bindings(step: Step, o: OracleStep, where: str) -> None:
             assert same_tensor(got.reshape(t.shape), t), f"{a}: recorded values differ at {where}"
 
 
-def _check_binding_events(prev: Step | None, steps: list[Step], o: OracleStep, compound: bool, where: str) -> None:
+def _check_binding_events(
+    prev: Step | None, steps: list[Step], inner: list[Step], o: OracleStep, compound: bool, where: str
+) -> None:
+    """Module-level names: events of the statement's steps and of the functions it called."""
     before, after = o.before, o.after
     rebound = {
         k for k in _tensor_names(after) & _tensor_names(before) if after[k].obj is not before[k].obj
     }
     bound = _tensor_names(after) - _tensor_names(before)
     unbound = _tensor_names(before) - _tensor_names(after)
-    events = [e for s in steps for e in s.events]
+    events = [e for s in inner for e in s.events if "()." not in getattr(e, "name", "().")]
     got_rebind = {e.name for e in events if e.kind == "rebind"}  # type: ignore[union-attr]
     got_bind = {e.name for e in events if e.kind == "bind"}  # type: ignore[union-attr]
     got_unbind = {e.name for e in events if e.kind == "unbind"}  # type: ignore[union-attr]

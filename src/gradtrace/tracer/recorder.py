@@ -11,6 +11,8 @@ order), the in-place calls, the tensors made outside the graph, and each
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,11 +75,60 @@ def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     return None
 
 
+def _template() -> types.CodeType:
+    ns: dict[str, Any] = {}
+    exec(compile("def _t(f, a, k):\n    return f(*a, **k)\n", "<gradtrace>", "exec"), ns)
+    return ns["_t"].__code__
+
+
+_TEMPLATE = _template()
+
+
+class _AsCaller:
+    """Calls a built-in torch function from a frame that looks like its caller's.
+
+    PyTorch's C++ warnings (``.grad`` of a non-leaf, ...) point at the innermost
+    Python frame. Without gradtrace that is the learner's line; with a torch
+    function mode it would be the mode's own line, so the learner saw gradtrace's
+    file, and Python's once-per-location filter hid the warning on every later
+    line and run. The call is made from a one-line function whose code claims the
+    caller's file and line and whose globals are the caller's (so the warning
+    registry is theirs too). Its name starts with ``<`` so the tracer skips it.
+    """
+
+    def __init__(self) -> None:
+        self._codes: dict[tuple[str, int], types.CodeType] = {}
+
+    def __call__(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if isinstance(func, types.FunctionType):
+            return func(*args, **kwargs)  # Python code: its own frame is the innermost one already
+        caller = sys._getframe(2)
+        code = caller.f_code
+        key = (code.co_filename, caller.f_lineno or 1)
+        tramp = self._codes.get(key)
+        if tramp is None:
+            names: dict[str, Any] = {"co_name": "<torch call>"}
+            if sys.version_info >= (3, 11):
+                names["co_qualname"] = "<torch call>"
+            tramp = _TEMPLATE.replace(co_filename=key[0], co_firstlineno=key[1] - 1, **names)
+            self._codes[key] = tramp
+        try:
+            return types.FunctionType(tramp, caller.f_globals)(func, args, kwargs)
+        except BaseException as exc:  # the call's own error: re-raised without the stand-in frame
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                if tb.tb_next.tb_frame.f_code is tramp:
+                    tb.tb_next = tb.tb_next.tb_next
+                tb = tb.tb_next
+            raise
+
+
 class Recorder(TorchFunctionMode):
     """Records what one statement did to tensors; changes nothing."""
 
     def __init__(self, module_path: Callable[[torch.nn.Module], str] | None = None) -> None:
         super().__init__()
+        self._call = _AsCaller()
         self.active = True
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
@@ -120,10 +171,10 @@ class Recorder(TorchFunctionMode):
         if kwargs is None:
             kwargs = {}
         if not self.active:
-            return func(*args, **kwargs)
+            return self._call(func, args, kwargs)
         name = getattr(func, "__name__", "")
         if name in _PASS:
-            return func(*args, **kwargs)
+            return self._call(func, args, kwargs)
         call = _backward_call(func, args, kwargs)
         if call is not None:
             self.in_backward += 1
@@ -132,7 +183,7 @@ class Recorder(TorchFunctionMode):
             finally:
                 self.in_backward -= 1
                 self.backwards.append(call)
-        out = func(*args, **kwargs)
+        out = self._call(func, args, kwargs)
         try:
             self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
