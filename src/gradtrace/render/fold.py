@@ -45,7 +45,7 @@ from .words import clean, op_name, shape_text
 __all__ = ["MAX_NODES", "MIN_REPEAT", "Block", "Folded", "fold", "folded_dot", "folded_text"]
 
 #: Default cap on the boxes drawn in one picture (tensors, nodes, blocks, names).
-MAX_NODES = 300
+MAX_NODES = 150
 #: A pattern must repeat at least this many times in a row to be folded.
 MIN_REPEAT = 4
 #: Longest loop body (in backward nodes) that folding recognises.
@@ -356,37 +356,47 @@ def _boxes(plan: Folded, names: bool) -> int:
 def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Folded, tuple[str, ...]]:
     """Keep the boxes nearest the named outputs, then the other names (breadth first); hide the rest."""
     step = plan.step
-    budget = max(0, max_nodes - len(plan.blocks) - (len(step.bindings) if names else 0))
+    budget = max(0, max_nodes - len(plan.blocks))
     members = {b.key: set(b.nodes) for b in plan.blocks}
+    name_count: dict[str, int] = {}
+    if names:
+        for tid in step.bindings.values():
+            name_count[tid] = name_count.get(tid, 0) + 1
     order: list[str] = []
+    used = 0
     seen: set[str] = set()
     fed = {e.node for info in original.nodes.values() for e in info.inputs if e is not None}
-    outputs = [t for t in step.bindings.values() if step.tensors[t].grad_fn not in fed] if step.tensors else []
-    todo = list(dict.fromkeys(outputs + list(step.bindings.values())))  # outputs first
-    while todo and len(order) < budget:
-        nxt: list[str] = []
-        for key in todo:
-            block = plan.owner.get(key)
-            if block is not None:
-                if block not in seen:  # walk on from the block's inputs
-                    seen.add(block)
-                    nxt += [e.node for n in members[block] for e in original.nodes[n].inputs
-                            if e is not None and e.node not in members[block]]
-                continue
-            if key in seen or len(order) >= budget:
-                continue
-            seen.add(key)
-            if key in step.tensors:
-                order.append(key)
-                t = step.tensors[key]
-                nxt += [x for x in (t.grad_fn, t.base) if x is not None]
-            elif key in step.nodes:
-                order.append(key)
-                info = step.nodes[key]
-                nxt += [e.node for e in info.inputs if e is not None]
-                nxt += [info.variable] if info.variable else []
-                nxt += [s.tensor for s in info.saved if s.tensor is not None]
-        todo = nxt
+    outputs = [t for t in step.bindings.values()
+               if t in step.tensors and step.tensors[t].grad_fn is not None and step.tensors[t].grad_fn not in fed]
+    rest = [t for t in step.bindings.values() if t not in outputs]
+    for seeds in (outputs, rest):  # everything near the outputs first, then what the other names reach
+        todo = list(dict.fromkeys(seeds))
+        while todo and used < budget:
+            nxt: list[str] = []
+            for key in todo:
+                block = plan.owner.get(key)
+                if block is not None:
+                    if block not in seen:  # walk on from the block's inputs
+                        seen.add(block)
+                        nxt += [e.node for n in members[block] for e in original.nodes[n].inputs
+                                if e is not None and e.node not in members[block]]
+                    continue
+                cost = 1 + name_count.get(key, 0)
+                if key in seen or used + cost > budget:
+                    continue
+                seen.add(key)
+                used += cost
+                if key in step.tensors:
+                    order.append(key)
+                    t = step.tensors[key]
+                    nxt += [x for x in (t.grad_fn, t.base) if x is not None]
+                elif key in step.nodes:
+                    order.append(key)
+                    info = step.nodes[key]
+                    nxt += [e.node for e in info.inputs if e is not None]
+                    nxt += [info.variable] if info.variable else []
+                    nxt += [s.tensor for s in info.saved if s.tensor is not None]
+            todo = nxt
     keep = set(order)
     hidden = tuple(k for k in list(step.tensors) + list(step.nodes) if k not in keep)
     kept = replace(step, bindings={n: t for n, t in step.bindings.items() if t in keep},

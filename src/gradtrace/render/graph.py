@@ -9,6 +9,7 @@ from typing import Any
 
 from ..model import Step
 from .dot import graph_dot, step_dot
+from .fold import MAX_NODES, fold, folded_text, plan_dot
 from .svg import LayoutError, dot_to_svg
 from .text import step_text
 
@@ -51,8 +52,19 @@ class Graph:
         return bundle
 
 
-def step_graph(step: Step, *, compact: bool = False, **options: Any) -> Graph:
-    """The picture of ``step`` (``compact`` gives the make_dot-style graph)."""
+def step_graph(step: Step, *, compact: bool = False, max_nodes: int | None = MAX_NODES, **options: Any) -> Graph:
+    """The picture of ``step`` (``compact`` gives the make_dot-style graph).
+
+    A step with more than ``max_nodes`` objects (tensors, nodes and names;
+    default :data:`~gradtrace.render.fold.MAX_NODES`) is drawn folded: repeated
+    op runs as counted blocks, modules collapsed, the rest counted in a note
+    (see :mod:`gradtrace.render.fold`); ``max_nodes=None`` always draws it all.
+    """
+    size = len(step.nodes) + len(step.tensors) + len(step.bindings)
+    if not compact and max_nodes is not None and size > max_nodes:
+        plan = fold(step, max_nodes=max_nodes)
+        options.pop("legend", None)
+        return Graph(plan_dot(step, plan, **options), folded_text(plan))
     source = graph_dot(step, **options) if compact else step_dot(step, **options)
     return Graph(source, step_text(step))
 
