@@ -107,8 +107,9 @@ def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...]) 
 
 
 def _grad_change(step: Step, change: GradChange) -> str:
-    before, after = summary_text(change.before), summary_text(change.after)
-    return f"grad of {tensor_ref(step, change.tensor)}: {before} -> {after}"
+    before = "None" if change.before is None else summary_text(change.before)
+    after = "None" if change.after is None else summary_text(change.after)
+    return f".grad of {tensor_ref(step, change.tensor)}: {before} → {after}"
 
 
 def _create(step: Step, e: Create) -> str:
@@ -128,9 +129,9 @@ def _tensor_kind(step: Step, tensor_id: str) -> str:
 def _mutate(step: Step, e: Mutate) -> str:
     how = f" by {clean(e.op)}" if e.op else ""
     via = f" through view {e.via}" if e.via else ""
-    text = f"{e.tensor} changed in place{how}{via}: version {e.version_before} -> {e.version_after}"
+    text = f"{e.tensor} changed in place{how}{via}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:
-        text += f", grad_fn {e.grad_fn_before or 'None'} -> {e.grad_fn_after or 'None'}"
+        text += f", grad_fn {e.grad_fn_before or 'None'} → {e.grad_fn_after or 'None'}"
     for node_id, saved in e.stale:
         text += f"; saved value {clean(saved)} of {node_ref(step, node_id)} is now stale"
     return text
