@@ -186,6 +186,20 @@ def test_past_the_cap_the_nearest_boxes_stay_and_the_rest_is_counted():
     assert MAX_NODES >= 100
 
 
+def test_step_graph_folds_a_step_over_the_cap_and_draws_a_small_one_as_before():
+    from gradtrace.render.dot import step_dot
+    from gradtrace.render.graph import step_graph
+
+    trace, ns = chain(500)
+    big = step_graph(trace.last)
+    assert torch_names(ns["h"]).count("MulBackward0") == 500
+    assert "× 500: MulBackward0" in big.text and "× 500: MulBackward0" in big.source
+    assert big.source.count("label=<") <= MAX_NODES
+    small = trace.steps[5]
+    assert step_graph(small).source == step_dot(small)
+    assert step_graph(trace.last, max_nodes=None).source == step_dot(trace.last)
+
+
 # ------------------------------------------------------------- deep graphs
 def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
     code = textwrap.dedent(
