@@ -236,3 +236,23 @@ def test_what_the_namespace_already_held_is_not_news():
     assert [e.kind for e in step.events] == ["create", "bind"]
     assert step.events_of("bind")[0].name == "y"
     assert step.tensors[step.bindings["w"]].grad.values == ns["w"].grad.item()
+
+
+def test_backward_flow_records_the_reverse_pass_in_engine_order():
+    from programs import WHATIF1
+
+    ns: dict = {}
+    trace = gradtrace.trace_code(WHATIF1, ns)
+    plain, _ = run_plain(WHATIF1)
+    (_, b), = trace.events("backward")
+    step = trace.steps[-1]
+    names = [step.nodes[f.node].name for f in b.flow]
+    assert names[0] == plain["f"].grad_fn.name()
+    assert names[-1] == "AccumulateGrad"
+    # what enters the leaf's AccumulateGrad is the leaf's .grad; what enters x's node is x.grad
+    leaf = step.nodes[b.flow[-1].node].variable
+    assert b.flow[-1].grad_in[0].values == step.tensors[leaf].grad.values
+    x_node = step.tensors[step.bindings["x"]].grad_fn
+    entering = next(f for f in b.flow if f.node == x_node).grad_in[0].values
+    assert entering == plain["x"].grad.item()
+    assert torch.equal(ns["x"].grad, plain["x"].grad)

@@ -190,8 +190,27 @@ class GradChange:
 
 
 @dataclass(frozen=True)
+class Flow:
+    """The gradients through one backward node, in the order the engine ran the nodes.
+
+    ``grad_in`` is what entered the node (the gradient of the root with respect
+    to the node's forward outputs; for ``AccumulateGrad`` the already summed
+    fan-in), ``grad_out`` what it sent along each input edge (None where an
+    input needs no gradient).
+    """
+
+    node: str
+    grad_in: tuple[Summary | None, ...]
+    grad_out: tuple[Summary | None, ...]
+
+
+@dataclass(frozen=True)
 class Backward:
-    """A ``backward()`` (or ``torch.autograd.grad``) call and what it changed."""
+    """A ``backward()`` (or ``torch.autograd.grad``) call and what it changed.
+
+    ``flow`` records the reverse pass node by node (empty when the graph was
+    too large to watch, see ``gradtrace.tracer.flow``).
+    """
 
     root: str | None
     gradient: Summary | None
@@ -200,6 +219,7 @@ class Backward:
     freed: tuple[tuple[str, str], ...]
     call: str = "backward"
     root_node: str | None = None
+    flow: tuple[Flow, ...] = ()
     kind: str = field(default="backward", init=False)
 
 

@@ -45,9 +45,10 @@ from ..model import (
     Unbind,
     Untracked,
 )
+from .flow import watched
 from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
-from .recorder import Recorder
+from .recorder import BackwardCall, Recorder
 from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
 from .summary import summarize
@@ -99,6 +100,7 @@ class Tracer:
         self.ids = Ids()
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
+        self.recorder.watch = self._watch_backward
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
         self.pending: dict[types.FrameType, _Pending] = {}
@@ -259,11 +261,14 @@ class Tracer:
         recorded: bool = True,
     ) -> Step:
         collecting = gc.isenabled()
-        gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
-        try:
-            with torch._C.DisableTorchFunction(), torch.no_grad():
+        grad_mode = torch.is_grad_enabled()
+        try:  # set inside the try: an interrupt (Ctrl-C, a signal) must never leave grad mode off
+            gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
+            torch._C._set_grad_enabled(False)
+            with torch._C.DisableTorchFunction():
                 return self._take(frame, stmt, frame_name, error)
         finally:
+            torch._C._set_grad_enabled(grad_mode)
             if collecting:
                 gc.enable()
 
@@ -382,6 +387,19 @@ class Tracer:
         return out
 
     # graph changes ----------------------------------------------------------
+    def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
+        """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
+        try:
+            with torch._C.DisableTorchFunction():
+                for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order
+                    self.book.walk(grad_fn_of(out), output=out, module=module)
+                fns = [grad_fn_of(r) for r in call.roots]
+                for root, fn in zip(call.roots, fns, strict=True):
+                    self.book.walk(fn, output=root)
+        except Exception:  # watching is best effort: the call itself must run as written
+            return run()
+        return watched(fns, self.ids, run, call.flow)
+
     def _backwards(self) -> tuple[list[tuple[Any, list[tuple[str, str]]]], list[Any]]:
         found = []
         roots = []
@@ -590,6 +608,7 @@ class Tracer:
                     freed=tuple(freed),
                     call=call.call,
                     root_node=None if root_fn is None else self.ids.node(root_fn),
+                    flow=tuple(call.flow),
                 )
             )
         return out

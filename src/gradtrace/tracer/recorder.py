@@ -14,12 +14,13 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ..model import Flow
 from .graph import grad_fn_of
 
 _INPLACE_DUNDER = frozenset(
@@ -38,6 +39,7 @@ class BackwardCall:
     gradient: Any
     retain_graph: bool
     create_graph: bool
+    flow: list[Flow] = field(default_factory=list)
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
@@ -132,6 +134,8 @@ class Recorder(TorchFunctionMode):
         self.active = True
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
+        #: runs a backward call, watching it (set by the tracer); None runs it plainly
+        self.watch: Callable[[BackwardCall, Callable[[], Any]], Any] | None = None
         self._modules: list[torch.nn.Module] = []
         self._handles: list[Any] = []
         self.clear()
@@ -179,7 +183,9 @@ class Recorder(TorchFunctionMode):
         if call is not None:
             self.in_backward += 1
             try:
-                return func(*args, **kwargs)
+                if self.watch is None:
+                    return func(*args, **kwargs)
+                return self.watch(call, lambda: func(*args, **kwargs))
             finally:
                 self.in_backward -= 1
                 self.backwards.append(call)
