@@ -39,7 +39,8 @@ def _events(step: Step) -> str:
     said = [event_words(step, e) for e in step.events] + [prediction_words(step, p) for p in step.predictions]
     if not said:
         return "<div><i>nothing changed in the graph</i></div>"
-    return "<ul style='margin:4px 0'>" + "".join(f"<li>{html.escape(s)}</li>" for s in said) + "</ul>"
+    items = "".join(f"<li style='white-space:pre-line'>{html.escape(s)}</li>" for s in said)
+    return f"<ul style='margin:4px 0'>{items}</ul>"
 
 
 def step_page(step: Step) -> str:

@@ -27,6 +27,7 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 1)::
       "steps": [
         {"index": int, "lineno": int, "code": str, "frame": index into "frames",
          "events": [sentence, ...], "predictions": [sentence, ...],
+         "reverse": [line, ...] (a backward() step's reverse pass in numbers),
          "details": {dom id: index into "details"}}
       ],
       "backward": [{"step": i, "before": j}],   # positions in "steps": a backward() and the step before it
@@ -52,7 +53,7 @@ from ..model import FREED, NodeInfo, Step, TensorInfo, Trace
 from .dot import FILL, LEGEND, MARK, box_classes, scene_dot
 from .scene import Box, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
-from .text import saved_state_text
+from .text import reverse_pass, saved_state_text
 from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
 
 __all__ = ["Film", "film", "film_scenes", "film_dot", "SCHEMA"]
@@ -249,6 +250,7 @@ def film(trace: Trace, *, title: str | None = None) -> Film:
                 "frame": frames.ref(_frame(sc, rows)),
                 "events": [event_words(step, e) for e in step.events],
                 "predictions": [prediction_words(step, p) for p in step.predictions],
+                "reverse": [clean(line) for line in reverse_pass(step)],
                 "details": _details(step, sc, details),
             }
         )

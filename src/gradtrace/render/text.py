@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..model import ALIVE, FREED, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
 from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
 
-__all__ = ["step_text", "trace_text"]
+__all__ = ["reverse_pass", "step_text", "trace_text"]
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -108,10 +108,22 @@ def step_text(step: Step) -> str:
     if not step.nodes:
         lines.append("  (none)")
     if step.events:
-        lines += ["events"] + [f"  - {event_words(step, e)}" for e in step.events]
+        lines += ["events"] + [f"  - {event_words(step, e)}".replace("\n", "\n    ") for e in step.events]
     if step.predictions:
         lines += ["predictions"] + [f"  - {prediction_words(step, p)}" for p in step.predictions]
+    lines += [clean(line) for line in reverse_pass(step)]
     return "\n".join(lines) + "\n"
+
+
+def reverse_pass(step: Step) -> list[str]:
+    """The step's ``backward()`` explained node by node (see :mod:`gradtrace.explain.reverse`)."""
+    if not step.events_of("backward"):
+        return []
+    try:
+        from ..explain.reverse import reverse_lines
+    except ImportError:  # torch absent: the numbers cannot be filled in
+        return []
+    return reverse_lines(step)
 
 
 def _final_grads(trace: Trace) -> list[str]:

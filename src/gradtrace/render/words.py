@@ -154,7 +154,7 @@ def _backward(step: Step, e: Backward) -> str:
     elif e.freed:
         freed = ", ".join(f"{clean(s)} of {node_ref(step, n)}" for n, s in e.freed)
         parts.append(f"saved values freed: {freed}")
-    return "; ".join(parts)
+    return "\n".join(parts)  # one fact a line: numbers end in "." and read badly before ";"
 
 
 def _untracked(step: Step, e: Untracked) -> str:

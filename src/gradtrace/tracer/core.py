@@ -297,7 +297,9 @@ class Tracer:
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()
         mutated = self._mutations(bindings)
-        tensors, nodes = self._visible(bindings)
+        # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
+        extra = [f.node for call in self.recorder.backwards for f in call.flow[:1]]
+        tensors, nodes = self._visible(bindings, extra)
         new_tensors = [t for t in tensors if _num(t) > tensor_count]
         new_nodes = [n for n in nodes if int(n[1:]) > node_count]
         if new_tensors or new_nodes:
@@ -429,12 +431,14 @@ class Tracer:
                 self.book.mark_versions(tid, v)
         return changed
 
-    def _visible(self, bindings: dict[str, str]) -> tuple[dict[str, TensorInfo], dict[str, NodeInfo]]:
+    def _visible(
+        self, bindings: dict[str, str], extra_nodes: list[str] | None = None
+    ) -> tuple[dict[str, TensorInfo], dict[str, NodeInfo]]:
         ids, book = self.ids, self.book
         seen_t: set[str] = set()
         seen_n: set[str] = set()
         todo_t = list(dict.fromkeys(bindings.values()))
-        todo_n: list[str] = []
+        todo_n: list[str] = list(extra_nodes or ())
         while todo_t or todo_n:
             while todo_t:
                 tid = todo_t.pop()

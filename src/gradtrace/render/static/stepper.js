@@ -240,6 +240,10 @@ export function mount(el, film, options = {}) {
   side.appendChild(events);
   const predictions = h("ul", "gt-predictions");
   side.appendChild(predictions);
+  const reverseHead = h("div", "gt-heading", "reverse pass, in numbers");
+  const reverse = h("pre", "gt-reverse");
+  side.appendChild(reverseHead);
+  side.appendChild(reverse);
   side.appendChild(h("div", "gt-heading", "details (click a box)"));
   const details = h("div", "gt-details");
   side.appendChild(details);
@@ -325,6 +329,10 @@ export function mount(el, film, options = {}) {
       warnings.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
     }
     fillList(predictions, warnings, "gt-warning");
+    const lines = step.reverse || [];
+    reverse.textContent = lines.join("\n");
+    reverseHead.classList.toggle("gt-off", !lines.length);
+    reverse.classList.toggle("gt-off", !lines.length);
     renderDetails(step);
     renderCompare();
   }

@@ -1,0 +1,129 @@
+"""The reverse pass of a traced ``backward()``, as arithmetic (explain layer).
+
+Place in the pipeline: tracer -> model -> **explain** -> render.
+
+The tracer watches each ``backward()`` the learner's code runs and keeps, node
+by node in the order the engine ran them, the gradient that entered and the
+gradients that left (``Backward.flow``). This module writes each node's share
+with its own numbers (the rule filled in by :mod:`.formulas`), the sums where
+paths meet, and what lands in each leaf's ``.grad``. Every figure shown is
+PyTorch's own: the filled-in arithmetic is computed with torch in the tensor's
+dtype and, where it cannot be, the recorded gradient is shown as it is.
+"""
+
+from __future__ import annotations
+
+from ..model import Backward, Flow, NodeInfo, Step, Summary
+from ._numbers import fmt_values
+from .formulas import fill_in
+
+
+def reverse_lines(step: Step) -> list[str]:
+    """One line per node for every watched ``backward()`` of ``step`` (empty if none)."""
+    lines: list[str] = []
+    for event in step.events:
+        if isinstance(event, Backward) and event.flow:
+            lines += _one_pass(step, event)
+    return lines
+
+
+def _one_pass(step: Step, event: Backward) -> list[str]:
+    if event.root:
+        root = _who(step, event.root)
+    else:
+        node = step.nodes.get(event.root_node or "")
+        root = "a temporary tensor" + (f" (its grad_fn is {node.id} {node.name})" if node is not None else "")
+    lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them:"]
+    arrived: dict[str, list[Summary]] = {}
+    dtype = _dtype(step, event)
+    for flow in event.flow:
+        node = step.nodes.get(flow.node)
+        name = node.name if node is not None else "?"
+        lines.append(f"  {flow.node} {name}: gets {_incoming(flow, arrived.get(flow.node, []), dtype)}")
+        if node is None:
+            continue
+        if node.variable is not None:
+            lines.append(f"      {_leaf_line(step, event, node, flow, dtype)}")
+            continue
+        for text in _sends(node, flow, dtype):
+            lines.append(f"      sends {text}")
+        retained = _retained(step, event, node, dtype)
+        if retained:
+            lines.append(f"      {retained}")
+        for i, edge in enumerate(node.inputs):
+            got = flow.grad_out[i] if i < len(flow.grad_out) else None
+            if edge is not None and got is not None:
+                arrived.setdefault(edge.node, []).append(got)
+    return lines
+
+
+def _txt(summary: Summary | None, dtype: str) -> str:
+    if summary is None:
+        return "-"
+    return summary.text if summary.values is None else fmt_values(summary.values, dtype)
+
+
+def _incoming(flow: Flow, parts: list[Summary], dtype: str) -> str:
+    text = _txt(flow.grad_in[0] if flow.grad_in else None, dtype)
+    if len(parts) > 1:
+        return " + ".join(_txt(p, dtype) for p in parts) + f" = {text}   (paths meet and add up)"
+    return text
+
+
+def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
+    """The ``.grad`` a ``retain_grad()`` tensor whose grad_fn is ``node`` received, if any."""
+    for change in event.grads:
+        info = step.tensors.get(change.tensor)
+        if info is not None and info.grad_fn == node.id and info.retains_grad and change.after is not None:
+            return f"{_who(step, change.tensor)}.grad = {_txt(change.after, dtype)}   (kept by retain_grad())"
+    return ""
+
+
+def _sends(node: NodeInfo, flow: Flow, dtype: str) -> list[str]:
+    grad = flow.grad_in[0] if flow.grad_in else None
+    filled = fill_in(node, grad.values, dtype) if grad is not None and grad.values is not None else None
+    out = []
+    for i, edge in enumerate(node.inputs):
+        if edge is None:
+            continue
+        got = flow.grad_out[i] if i < len(flow.grad_out) else None
+        part = filled.part(i) if filled is not None else None
+        if part is not None and got is not None and _same(part.values, got.values):
+            out.append(f"to {edge.node}: {part.text}")
+        elif got is not None:
+            out.append(f"to {edge.node}: {_txt(got, dtype)}")
+    return out
+
+
+def _leaf_line(step: Step, event: Backward, node: NodeInfo, flow: Flow, dtype: str) -> str:
+    leaf = node.variable or "?"
+    change = next((g for g in event.grads if g.tensor == leaf), None)
+    got = _txt(flow.grad_in[0] if flow.grad_in else None, dtype)
+    if change is None or change.after is None:
+        return f"adds {got} to {_who(step, leaf)}.grad"
+    after = _txt(change.after, dtype)
+    if change.before is None:
+        return f"{_who(step, leaf)}.grad = {after}"
+    return f"{_who(step, leaf)}.grad = {_txt(change.before, dtype)} + {got} = {after}   (accumulates)"
+
+
+def _who(step: Step, tensor: str) -> str:
+    names = step.names_of(tensor)
+    return f"{names[0]} ({tensor})" if names else tensor
+
+
+def _dtype(step: Step, event: Backward) -> str:
+    info = step.tensors.get(event.root or "")
+    return info.dtype if info is not None else "float32"
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether the filled-in figures are exactly the values PyTorch sent."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, list) or isinstance(b, list):
+        return False
+    try:
+        return float(a) == float(b)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return a == b
