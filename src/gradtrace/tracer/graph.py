@@ -28,16 +28,22 @@ _PREFIX = "torch::autograd::"
 # weak keys: a custom Function's node class holds the learner's namespace (through its
 # methods' globals); a strong cache would keep every traced cell's tensors alive
 _FIELDS: weakref.WeakKeyDictionary[type, tuple[tuple[str, ...], tuple[str, ...]]] = weakref.WeakKeyDictionary()
+_NAMES: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
 MAX_ATTR_CHARS = 80
 
 
 def node_name(node: Any) -> str:
-    """``PowBackward0``, ``AccumulateGrad``, ``CopySlices``, ``MyFnBackward``."""
-    try:
-        name = str(node.name())
-    except Exception:
-        name = type(node).__name__
-    return name[len(_PREFIX):] if name.startswith(_PREFIX) else name
+    """``PowBackward0``, ``AccumulateGrad``, ``CopySlices``, ``MyFnBackward`` (read once per node class)."""
+    cls = type(node)
+    name = _NAMES.get(cls)
+    if name is None:
+        try:
+            name = str(node.name())
+        except Exception:
+            name = cls.__name__
+        name = name[len(_PREFIX):] if name.startswith(_PREFIX) else name
+        _NAMES[cls] = name
+    return name
 
 
 def saved_fields(node: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -229,11 +235,13 @@ class GraphBook:
             stack.extend(nxt for nxt, _ in nexts if nxt is not None)
         root_id = new[0][0] if new else None
         for nid, node, nexts in reversed(new):
-            info = self._info(nid, node, output if nid == root_id else None, nexts)
-            self.nodes[nid] = replace(info, module=module) if module else info
+            info = self._info(nid, node, output if nid == root_id else None, nexts, module)
+            self.nodes[nid] = info
         return sorted((nid for nid, _, _ in new), key=_order)
 
-    def _info(self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None) -> NodeInfo:
+    def _info(
+        self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = ""
+    ) -> NodeInfo:
         ids = self.ids
         if nexts is None:
             nexts = node.next_functions
@@ -241,7 +249,7 @@ class GraphBook:
         name = node_name(node)
         if name == "AccumulateGrad":
             leaf = ids.stamp(node.variable)[0]
-            return NodeInfo(id=nid, name=name, inputs=inputs, variable=leaf)
+            return NodeInfo(id=nid, name=name, inputs=inputs, variable=leaf, module=module)
         tensor_fields, attr_fields = saved_fields(node)
         attrs = read_attrs(node, attr_fields)
         pairs = read_saved(node, tensor_fields)
@@ -258,6 +266,7 @@ class GraphBook:
             saved=saved,
             output=None if out is None else ids.tensor(out),
             value=None if out is None else self.summary(ids.tensor(out), out),
+            module=module,
         )
 
     def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any) -> SavedValue:
