@@ -165,3 +165,15 @@ def test_magic_options(shell, tmp_path):
     assert shell.user_ns["c"] == 3
     if out.exists():  # written when render/html.py is installed
         assert "<html" in out.read_text(encoding="utf-8").lower()
+
+
+def test_magic_shows_the_last_expression_as_out_like_a_plain_cell(shell):
+    plain = plain_run(FORUM)
+    result = shell.run_cell("%%gradtrace --no-widget\n" + FORUM + "x.grad\n")
+    assert result.success and torch.equal(result.result, plain["x"].grad)
+    assert torch.equal(shell.user_ns["_"], plain["x"].grad)
+    assert not any(name.startswith("__gradtrace") for name in shell.user_ns)
+    quiet = shell.run_cell("%%gradtrace --no-widget\n" + FORUM + "x.grad;\n")
+    assert quiet.success and quiet.result is None
+    # the shell's own Out cache is not a learner's name
+    assert not any(name.startswith("Out") for name in gradtrace.last_trace().steps[-1].bindings)

@@ -143,8 +143,10 @@ def run_traced(shell: Any, cell: str, max_steps: int, show: Any) -> None:
     source = shell.transform_cell(cell)
     filename = cell_filename(shell, source)
     before = last_trace()
+    value: list[Any] = []
     try:
-        trace = trace_code(source, shell.user_ns, filename=filename, max_steps=max_steps, raise_errors=True)
+        trace = trace_code(source, shell.user_ns, filename=filename, max_steps=max_steps, raise_errors=True,
+                           last_value=value)
     except SyntaxError:
         raise  # nothing ran: IPython shows the syntax error as for any cell
     except BaseException as exc:
@@ -153,6 +155,8 @@ def run_traced(shell: Any, cell: str, max_steps: int, show: Any) -> None:
             _show_safely(show, failed)
         raise exc.with_traceback(_cell_traceback(exc, filename))  # noqa: B904 - the learner's own exception, chain untouched
     _show_safely(show, trace)
+    if value and value[-1] is not None:
+        shell.displayhook(value[-1])  # the cell's last expression, shown as Out[n] as without the magic
 
 
 def _show_safely(show: Any, trace: Trace) -> None:

@@ -76,7 +76,7 @@ def saved_state_text(s: SavedValue) -> str:
 
 def _saved_line(s: SavedValue) -> str:
     target = f"{s.tensor} = " if s.tensor else ""
-    value = summary_text(s.value) if s.value is not None or not s.tensor else "?"
+    value = summary_text(s.value) if s.value is not None else "?"
     return f"      saved {clean(s.name)}: {target}{value} ({saved_state_text(s)})"
 
 

@@ -12,6 +12,7 @@ only a line counter attached, and one last snapshot records the final state.
 
 from __future__ import annotations
 
+import ast
 import functools
 import gc
 import linecache
@@ -670,9 +671,13 @@ def _remove_mode(mode: Any) -> None:
             torch._C._push_on_torch_function_stack(m)
 
 
+#: names a notebook shell keeps for itself (``Out`` holds every displayed result)
+_SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+
 def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]]) -> None:
     for name, value in list(ns.items()):
-        if name.startswith("_"):
+        if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
             continue
         if isinstance(value, torch.Tensor):
             out.append((prefix + name, value))
@@ -746,6 +751,7 @@ def trace_code(
     filename: str = "<gradtrace>",
     max_steps: int = DEFAULT_MAX_STEPS,
     raise_errors: bool = True,
+    last_value: list[Any] | None = None,
 ) -> Trace:
     """Run ``source`` in ``namespace`` as ``exec`` would, recording every statement.
 
@@ -753,18 +759,41 @@ def trace_code(
     raises, the exception is recorded in the trace and then re-raised (with
     ``raise_errors=False`` it is only recorded, except ``KeyboardInterrupt``,
     which always propagates; :func:`last_trace` gives the trace after a
-    re-raised error).
+    re-raised error). With ``last_value`` (a list), a final expression
+    statement's value is appended to it, as a notebook cell shows ``Out``.
     """
     if namespace is None:
         namespace = {}
-    code = compile(source, filename, "exec")
+    code = _compile(source, filename, last_value is not None)
     if filename.startswith("<"):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
-    trace = tracer.run(lambda: exec(code, namespace))
+    if last_value is not None:
+        namespace[_LAST_VALUE] = last_value.append
+    try:
+        trace = tracer.run(lambda: exec(code, namespace))
+    finally:
+        if last_value is not None:
+            namespace.pop(_LAST_VALUE, None)
     if tracer.exception is not None and (raise_errors or isinstance(tracer.exception, KeyboardInterrupt)):
         raise tracer.exception  # an interrupt always stops the caller too, as it would without gradtrace
     return trace
+
+
+_LAST_VALUE = "__gradtrace_last_value__"
+
+
+def _compile(source: str, filename: str, keep_last: bool) -> types.CodeType:
+    """The code object; with ``keep_last``, a final expression hands its value to ``_LAST_VALUE``."""
+    if not keep_last:
+        return compile(source, filename, "exec")
+    tree = ast.parse(source, filename)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr) and not source.rstrip().endswith(";"):
+        call = ast.Call(func=ast.Name(_LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
+        tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last.value)), last)
+        ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec")
 
 
 def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Trace:

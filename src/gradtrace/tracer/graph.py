@@ -352,7 +352,7 @@ def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:
     try:
         getattr(node, "_saved_" + saved.name.split("[", 1)[0])
     except RuntimeError:
-        return replace(saved, state=FREED)
+        return replace(saved, state=FREED, value=None)  # freed before the tracer saw it: no value to show
     except Exception:
         return saved
     return saved
