@@ -30,6 +30,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE)]
@@ -105,7 +106,7 @@ def bench_scaling(reps: int) -> list[Row]:
     return rows
 
 
-def child(*args: str) -> tuple[dict[str, object], int, float]:
+def child(*args: str) -> tuple[dict[str, Any], int, float]:
     t = time.perf_counter()
     done = subprocess.run([sys.executable, str(HERE / "_child.py"), *args], capture_output=True, text=True,
                           timeout=600, env={**os.environ, "PYTHONHASHSEED": "0"})
@@ -119,15 +120,15 @@ def bench_chain(n: int) -> list[Row]:
     g, g_rc, g_wall = child("chain", "gradtrace", str(n))
     tv, tv_rc, _ = child("chain", "torchviz", str(n))
     if g_rc == 0:
-        total = float(g["trace_s"]) + float(g["render_s"])  # type: ignore[arg-type]
+        total = float(g["trace_s"]) + float(g["render_s"])
         what = (f"{n:,}-op chain: trace {g['trace_s']:.1f} s ({g['recorded']} steps recorded, "
                 f"{g['unrecorded']:,} run on), folded picture {g['render_s']:.2f} s "
-                f"({'; '.join(map(str, g['blocks']))}), del h {g['free_s']:.2f} s, exit {g_rc}")  # type: ignore[arg-type]
+                f"({'; '.join(map(str, g['blocks']))}), del h {g['free_s']:.2f} s, exit {g_rc}")
         result = f"{total:.1f} s"
         goal = f"≤ 10 s, exit 0: {'met' if total <= 10 and g_rc == 0 else 'missed'}"
     else:
         what, result, goal = f"{n:,}-op chain: exit {g_rc}: {g.get('stderr', '')}", "failed", "≤ 10 s, exit 0: missed"
-    tv_text = f"{tv.get('result')} after {float(tv.get('seconds', 0)):.2f} s, exit {tv_rc}"  # type: ignore[arg-type]
+    tv_text = f"{tv.get('result')} after {float(tv.get('seconds', 0)):.2f} s, exit {tv_rc}"
     return [("d. 100k chain, gradtrace", what, result, goal),
             ("d. 100k chain, torchviz", f"torchviz.make_dot(h).source on the same chain: {tv_text}", "-", "reported")]
 
@@ -173,17 +174,17 @@ def bench_memory(reps: int) -> list[Row]:
         for kind in peaks:
             data, rc, _ = child("memory", kind)
             if rc == 0:
-                peaks[kind].append(float(data["peak_mb"]))  # type: ignore[arg-type]
+                peaks[kind].append(float(data["peak_mb"]))
     if not all(peaks.values()):
         return [("f. memory", "a child process failed", "failed", "≤ 50 MB: missed")]
     plain, traced = statistics.median(peaks["plain"]), statistics.median(peaks["traced"])
     rows = [("f. memory, peak RSS", f"MLP loop, fresh processes, peak during the run (after imports): plain "
              f"{plain:.0f} MB, traced {traced:.0f} MB",
              f"{traced - plain:+.1f} MB", f"≤ 50 MB: {'met' if traced - plain <= 50 else 'missed'}")]
-    ns: dict[str, object] = {}
+    ns: dict[str, Any] = {}
     trace = gradtrace.trace_code(workloads.mlp_source(3), ns)
     refs = [weakref.ref(v) for v in list(ns.values()) if isinstance(v, torch.Tensor)]
-    refs += [weakref.ref(p) for p in ns["model"].parameters()]  # type: ignore[attr-defined]
+    refs += [weakref.ref(p) for p in ns["model"].parameters()]
     ns.clear()
     gc.collect()
     alive = sum(r() is not None for r in refs)
