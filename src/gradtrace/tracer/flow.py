@@ -19,15 +19,24 @@ import torch
 
 from ..model import Flow, Summary
 from .ids import Ids
-from .summary import summarize
+from .summary import MAX_ELEMENTS, summarize
 
 #: Graphs larger than this are run without watching (the flow is left empty).
 MAX_WATCHED_NODES = 5000
 
 
+def _summary(g: Any) -> Summary | None:
+    """Small gradients in full; a large one by its shape only (its numbers are not written out)."""
+    if not isinstance(g, torch.Tensor):
+        return None
+    if g.numel() > MAX_ELEMENTS:
+        return Summary(text="shape (" + ", ".join(str(int(d)) for d in g.shape) + ")")
+    return summarize(g)
+
+
 def _summaries(grads: Any) -> tuple[Summary | None, ...]:
     with torch._C.DisableTorchFunction():
-        return tuple(summarize(g) if isinstance(g, torch.Tensor) else None for g in grads)
+        return tuple(_summary(g) for g in grads)
 
 
 def _reachable(roots: list[Any], ids: Ids) -> list[tuple[Any, str]] | None:
