@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import xml.etree.ElementTree as ET
 
@@ -10,6 +11,7 @@ import pytest
 from test_render_cases import check_golden, evil_trace
 from test_render_real import traced
 
+import gradtrace
 from gradtrace import trace_code
 from gradtrace.render.film import film, film_dot
 
@@ -114,3 +116,25 @@ def test_film_mimebundle_is_text_and_sandboxed_page():
     assert bundle["text/plain"] == f"<gradtrace film of forum.py: {len(traced('forum'))} steps>"
     assert bundle["text/html"].startswith('<iframe sandbox="allow-scripts" srcdoc="&lt;!DOCTYPE html&gt;')
     assert "<script" not in bundle["text/html"]
+
+
+def test_a_big_loop_is_filmed_folded_by_place_in_few_layouts():
+    from gradtrace.render.fold import MAX_NODES
+
+    n = MAX_NODES + 50
+    source = f"import torch\nh = torch.ones(1, requires_grad=True)\nfor _ in range({n}):\n    h = h * 1.0001\n"
+    ns: dict = {}
+    trace = gradtrace.trace_code(source, ns)
+    f = film(trace)
+    assert len(f["sheets"]) < 10 < len(trace.steps)
+    last = f["steps"][-1]
+    assert 0 <= last["sheet"] < len(f["sheets"])
+    frame = f["frames"][last["frame"]]
+    texts = [f["rows"][ref][0][0] for ref in frame["texts"].values()]
+    # the folded block counts the chain's nodes as torch made them
+    chain, node = 0, ns["h"].grad_fn
+    while node is not None and node.name() == "MulBackward0":
+        chain, node = chain + 1, node.next_functions[0][0]
+    assert any(t.startswith(f"× {chain:,}: MulBackward0") for t in texts)
+    svg_ids = set(re.findall(r'<g id="([^"]+)"', f["sheets"][last["sheet"]].replace("&#45;", "-")))
+    assert set(frame["visible"]) <= svg_ids

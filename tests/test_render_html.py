@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -92,9 +93,29 @@ def test_payloads_never_become_markup():
 
 
 def _browser_run(path: Path, actions):
-    sync_api = pytest.importorskip("playwright.sync_api")
+    """Drive Chromium in a thread of its own: earlier tests may have left an asyncio loop in this one."""
+    pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium not installed")
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = _browser_session(path, actions)
+        except BaseException as exc:  # handed back to the test's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]
+
+
+def _browser_session(path: Path, actions):
+    from playwright import sync_api
+
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:

@@ -47,10 +47,12 @@ with every learner-provided string as plain text (the front end shows it with
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from ..model import FREED, NodeInfo, Step, TensorInfo, Trace
 from .dot import FILL, LEGEND, MARK, box_classes, scene_dot
+from .fold import MAX_NODES, block_box, block_links, fold, note_box
 from .scene import Box, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
@@ -115,9 +117,31 @@ def _name_keys(trace: Trace) -> dict[str, str]:
 
 
 def film_scenes(trace: Trace) -> list[Scene]:
-    """One scene per step, with name boxes keyed the same way in every step."""
+    """One scene per step, with name boxes keyed the same way in every step.
+
+    When any step holds more than :data:`~gradtrace.render.fold.MAX_NODES`
+    objects, every step is drawn folded (loop runs as counted blocks, modules
+    collapsed as needed), so the one layout stays small and a block keeps its
+    place while its count grows from step to step.
+    """
     keys = _name_keys(trace)
-    return [scene(step, name_keys=keys) for step in trace.steps]
+    if not _is_big(trace):
+        return [scene(step, name_keys=keys) for step in trace.steps]
+    return [_folded_scene(step, keys) for step in trace.steps]
+
+
+def _is_big(trace: Trace) -> bool:
+    return any(len(s.tensors) + len(s.nodes) > MAX_NODES for s in trace.steps)
+
+
+def _folded_scene(step: Step, keys: dict[str, str]) -> Scene:
+    plan = fold(step)
+    sc = scene(plan.step, name_keys=keys)
+    extra = [block_box(b) for b in plan.blocks]
+    note = note_box(plan)
+    if note is not None:
+        extra.append(note)
+    return Scene(sc.boxes + tuple(extra), sc.links + tuple(block_links(step, plan)), sc.names)
 
 
 def _widest(boxes: list[Box]) -> Box:
@@ -193,9 +217,11 @@ def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
     return {"type": "node", "id": n.id, "title": f"backward node {n.id}", "fields": fields}
 
 
-def _details(step: Step, sc: Scene, table: _Table) -> dict[str, int]:
+def _details(step: Step, sc: Scene, table: _Table, own: dict[str, str] | None = None) -> dict[str, int]:
+    """Details of each drawn box, keyed by its element id (``own`` maps a place key to the object's key)."""
     out: dict[str, int] = {}
-    for box in sc.boxes:
+    for drawn in sc.boxes:
+        box = drawn if own is None else replace(drawn, key=own.get(drawn.key, drawn.key))
         if box.group == "name":
             tid = step.bindings[box.label]
             detail = {
@@ -204,11 +230,14 @@ def _details(step: Step, sc: Scene, table: _Table) -> dict[str, int]:
                 "title": f"name {clean(box.label)}",
                 "fields": [["names", tid], ["frame", clean(step.frame)]],
             }
-        elif box.group == "tensor":
+        elif box.group == "tensor" and box.key in step.tensors:
             detail = _tensor_detail(step, step.tensors[box.key])
-        else:
+        elif box.key in step.nodes:
             detail = _node_detail(step, step.nodes[box.key])
-        out["gt-" + box.key] = table.ref(detail)
+        else:  # a folded run, a collapsed module or the note saying what was left out
+            detail = {"type": "block", "id": box.key, "title": clean(box.rows[0].text),
+                      "fields": [["shows", clean(r.text)] for r in box.rows[1:]]}
+        out["gt-" + drawn.key] = table.ref(detail)
     return out
 
 
@@ -234,24 +263,69 @@ def _elements(u: Scene) -> dict[str, dict[str, str]]:
     return out
 
 
+def _canonical(sc: Scene) -> tuple[Scene, dict[str, str]]:
+    """``sc`` with its boxes renamed by place (``c1``, ``c2``, ...; names keep their keys).
+
+    A loop makes new objects at every pass, so the same picture comes back
+    with new ids; by place it is the same picture, laid out once. Returns the
+    renamed scene and the map from place key back to the object's own key.
+    """
+    rename = {b.key: b.key if b.group == "name" else f"c{i}" for i, b in enumerate(sc.boxes, 1)}
+    boxes = tuple(Box(rename[b.key], b.group, b.kind, b.rows, b.marks, b.label) for b in sc.boxes)
+    links = tuple(Link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
+    return Scene(boxes, links, sc.names), {new: old for old, new in rename.items()}
+
+
+def _skeleton(sc: Scene) -> tuple[object, ...]:
+    return tuple((b.key, b.group, b.kind, len(b.rows)) for b in sc.boxes) + tuple(k.key for k in sc.links)
+
+
+def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], list[int]]:
+    """One layout per distinct picture skeleton (folded traces), each shared by all its steps."""
+    index: dict[tuple[object, ...], int] = {}
+    members: list[list[Scene]] = []
+    sheet_of: list[int] = []
+    for sc in scenes:
+        k = index.setdefault(_skeleton(sc), len(members))
+        if k == len(members):
+            members.append([])
+        members[k].append(sc)
+        sheet_of.append(k)
+    sheets: list[str] = []
+    elements: dict[str, dict[str, str]] = {}
+    for group in members:
+        u = union(group)
+        sheets.append(svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else "")
+        elements.update(_elements(u))
+    return sheets or [""], elements, sheet_of
+
+
 def film(trace: Trace, *, title: str | None = None) -> Film:
-    """The film of ``trace`` (see the module docstring for the format). Lays out once."""
+    """The film of ``trace`` (see the module docstring for the format). Lays out once (or once a sheet)."""
     scenes = film_scenes(trace)
-    u = union(scenes)
-    svg = svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""
+    drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
+    if _is_big(trace):  # folded: lay out by place, one sheet per distinct picture
+        pairs = [_canonical(sc) for sc in scenes]
+        drawn, back = [p[0] for p in pairs], [p[1] for p in pairs]
+        sheets, elements, sheet_of = _sheets(drawn)
+    else:
+        u = union(scenes)
+        sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
+        elements, sheet_of = _elements(u), [0] * len(scenes)
     rows, frames, details = _Table(), _Table(), _Table()
     steps = []
-    for step, sc in zip(trace.steps, scenes, strict=True):
+    for step, sc, sheet, own in zip(trace.steps, drawn, sheet_of, back, strict=True):
         steps.append(
             {
                 "index": step.index,
                 "lineno": step.lineno,
                 "code": step.code,
+                "sheet": sheet,
                 "frame": frames.ref(_frame(sc, rows)),
                 "events": [event_words(step, e) for e in step.events],
                 "predictions": [prediction_words(step, p) for p in step.predictions],
                 "reverse": [clean(line) for line in reverse_pass(step)],
-                "details": _details(step, sc, details),
+                "details": _details(step, sc, details, own),
             }
         )
     backward = [{"step": i, "before": i - 1} for i, s in enumerate(trace.steps) if i and s.events_of("backward")]
@@ -267,8 +341,9 @@ def film(trace: Trace, *, title: str | None = None) -> Film:
             "title": title if title is not None else trace.filename,
             "filename": trace.filename,
             "source": trace.source,
-            "svg": svg,
-            "elements": _elements(u),
+            "svg": sheets[0],
+            "sheets": sheets,
+            "elements": elements,
             "rows": rows.rows,
             "frames": frames.rows,
             "details": details.rows,

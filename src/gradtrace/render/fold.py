@@ -42,7 +42,10 @@ from .dot import box_dot, quote, scene_dot
 from .scene import Box, Link, Row, Scene, scene
 from .words import clean, op_name, shape_text
 
-__all__ = ["MAX_NODES", "MIN_REPEAT", "Block", "Folded", "fold", "folded_dot", "folded_text"]
+__all__ = [
+    "MAX_NODES", "MIN_REPEAT", "Block", "Folded", "block_box", "block_links", "fold", "folded_dot", "folded_text",
+    "note_box",
+]
 
 #: Default cap on the boxes drawn in one picture (tensors, nodes, blocks, names).
 MAX_NODES = 150
@@ -406,7 +409,7 @@ def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Fol
 
 
 # ---------------------------------------------------------------- drawing
-def _block_box(block: Block) -> Box:
+def block_box(block: Block) -> Box:
     rows = [Row(clean(block.label, 60), "head")]
     if block.kind == "module":
         if block.inputs:
@@ -418,7 +421,7 @@ def _block_box(block: Block) -> Box:
     return Box(block.key, "node", "op", tuple(rows), ("folded",), block.key)
 
 
-def _block_links(original: Step, plan: Folded) -> list[Link]:
+def block_links(original: Step, plan: Folded) -> list[Link]:
     """Arrows to and from blocks, from the original step's edges (one per pair of drawn ends)."""
     drawn_nodes = set(plan.step.nodes)
     drawn_tensors = set(plan.step.tensors)
@@ -449,7 +452,7 @@ def _block_links(original: Step, plan: Folded) -> list[Link]:
     return list(links.values())
 
 
-def _note_box(plan: Folded) -> Box | None:
+def note_box(plan: Folded) -> Box | None:
     if not plan.notes:
         return None
     drawn = len(plan.step.tensors) + len(plan.step.nodes) + len(plan.blocks)
@@ -513,13 +516,13 @@ def _plan_dot(
     step: Step, plan: Folded, names: bool, show_attrs: bool, show_saved: bool, rankdir: str, title: bool
 ) -> str:
     sc = scene(plan.step, names=names, show_attrs=show_attrs, show_saved=show_saved)
-    blocks = [_block_box(b) for b in plan.blocks]
-    note = _note_box(plan)
+    blocks = [block_box(b) for b in plan.blocks]
+    note = note_box(plan)
     module_of = {nid: _cluster_of(info.module, plan) for nid, info in plan.step.nodes.items()}
     module_of.update({b.key: _cluster_of(b.module, plan, b.kind == "module") for b in plan.blocks})
     body = [b for b in sc.boxes if b.group != "name"] + blocks + ([note] if note else [])
     lines = _cluster_lines(plan, body, module_of)
-    links = tuple(sc.links) + tuple(_block_links(step, plan))
+    links = tuple(sc.links) + tuple(block_links(step, plan))
     full = Scene(tuple(b for b in sc.boxes if b.group == "name") + tuple(blocks), links, sc.names)
     head = None
     if title:

@@ -49,8 +49,8 @@ function parseSvg(text) {
 }
 
 // One copy of the film's SVG, indexed by element id, ready to show any frame.
-function makePicture(film, onPick) {
-  const svg = parseSvg(film.svg);
+function makePicture(film, onPick, svgText) {
+  const svg = parseSvg(svgText === undefined ? film.svg : svgText);
   const wrap = h("div", "gt-picture");
   if (!svg) {
     wrap.appendChild(h("p", "gt-muted", "(no picture)"));
@@ -250,7 +250,14 @@ export function mount(el, film, options = {}) {
   body.appendChild(side);
 
   const main = h("div", "gt-main");
-  const picture = makePicture(film, (id) => pick(id));
+  // a big (folded) trace comes in sheets, one layout for each run of steps
+  const sheets = film.sheets && film.sheets.length ? film.sheets : [film.svg];
+  const sheetPictures = new Map();
+  function sheetPicture(k) {
+    if (!sheetPictures.has(k)) sheetPictures.set(k, makePicture(film, (id) => pick(id), sheets[k]));
+    return sheetPictures.get(k);
+  }
+  let picture = sheetPicture(0);
   const graph = h("div", "gt-graph");
   graph.appendChild(picture.el);
   graph.addEventListener("click", () => pick(null));
@@ -288,8 +295,11 @@ export function mount(el, film, options = {}) {
     if (!state.compare) return;
     const pairs = film.backward || [];
     const pair = pairs.find((p) => p.step === state.pos) || pairs.find((p) => p.step > state.pos) || pairs[pairs.length - 1];
+    const idx = [pair.before, pair.step];
+    const wanted = idx.map((i) => steps[i].sheet || 0);
+    if (pictures && pictures.sheets.some((k, j) => k !== wanted[j])) pictures = null;
     if (!pictures) {
-      pictures = [makePicture(film, () => {}), makePicture(film, () => {})];
+      pictures = [makePicture(film, () => {}, sheets[wanted[0]]), makePicture(film, () => {}, sheets[wanted[1]])];
       const labels = [h("div", "gt-heading"), h("div", "gt-heading")];
       compare.textContent = "";
       pictures.forEach((p, k) => {
@@ -299,8 +309,8 @@ export function mount(el, film, options = {}) {
         compare.appendChild(col);
       });
       pictures.labels = labels;
+      pictures.sheets = wanted;
     }
-    const idx = [pair.before, pair.step];
     pictures.forEach((p, k) => {
       const s = steps[idx[k]];
       pictures.labels[k].textContent = `${k ? "after" : "before"}: step ${s.index}, line ${s.lineno}: ${s.code}`;
@@ -320,6 +330,12 @@ export function mount(el, film, options = {}) {
     prev.disabled = first.disabled = state.pos === 0;
     next.disabled = last.disabled = state.pos === n - 1;
     source.highlight(step.lineno);
+    const shown = sheetPicture(step.sheet || 0);
+    if (shown !== picture) {
+      graph.replaceChild(shown.el, picture.el);
+      picture = shown;
+      picture.select(state.selected);
+    }
     picture.apply(frameOf(state.pos));
     const words = step.events.length ? step.events : ["(nothing changed in the graph or the names)"];
     fillList(events, words, "gt-event");
