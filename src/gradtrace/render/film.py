@@ -52,7 +52,7 @@ from typing import Any
 
 from ..model import FREED, NodeInfo, Step, TensorInfo, Trace
 from .dot import FILL, LEGEND, MARK, box_classes, scene_dot
-from .fold import MAX_NODES, block_box, block_links, fold, note_box
+from .fold import block_box, block_links, fold, note_box
 from .scene import Box, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
@@ -119,8 +119,7 @@ def _name_keys(trace: Trace) -> dict[str, str]:
 def film_scenes(trace: Trace) -> list[Scene]:
     """One scene per step, with name boxes keyed the same way in every step.
 
-    When any step holds more than :data:`~gradtrace.render.fold.MAX_NODES`
-    objects, every step is drawn folded (loop runs as counted blocks, modules
+    When any step holds more than :data:`FILM_MAX_NODES` objects, every step is drawn folded (loop runs as counted blocks, modules
     collapsed as needed), so the one layout stays small and a block keeps its
     place while its count grows from step to step.
     """
@@ -130,12 +129,16 @@ def film_scenes(trace: Trace) -> list[Scene]:
     return [_folded_scene(step, keys) for step in trace.steps]
 
 
+#: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
+FILM_MAX_NODES = 80
+
+
 def _is_big(trace: Trace) -> bool:
-    return any(len(s.tensors) + len(s.nodes) > MAX_NODES for s in trace.steps)
+    return any(len(s.tensors) + len(s.nodes) > FILM_MAX_NODES for s in trace.steps)
 
 
 def _folded_scene(step: Step, keys: dict[str, str]) -> Scene:
-    plan = fold(step)
+    plan = fold(step, max_nodes=FILM_MAX_NODES)
     sc = scene(plan.step, name_keys=keys)
     extra = [block_box(b) for b in plan.blocks]
     note = note_box(plan)

@@ -61,7 +61,8 @@ function makePicture(film, onPick, svgText) {
     svg.setAttribute("width", String(viewBox[2]));
     svg.setAttribute("height", String(viewBox[3]));
   }
-  svg.setAttribute("class", "gt-svg");
+  // a very wide picture keeps a readable size and scrolls, rather than shrinking to a strip
+  svg.setAttribute("class", viewBox.length === 4 && viewBox[2] > 1800 ? "gt-svg gt-wide" : "gt-svg");
   svg.setAttribute("role", "img");
   const items = new Map();
   for (const g of Array.from(svg.querySelectorAll("g[id]"))) {
