@@ -119,9 +119,10 @@ def _name_keys(trace: Trace) -> dict[str, str]:
 def film_scenes(trace: Trace) -> list[Scene]:
     """One scene per step, with name boxes keyed the same way in every step.
 
-    When any step holds more than :data:`FILM_MAX_NODES` objects, every step is drawn folded (loop runs as counted blocks, modules
-    collapsed as needed), so the one layout stays small and a block keeps its
-    place while its count grows from step to step.
+    When any step holds more than :data:`FILM_MAX_NODES` objects, every step
+    is drawn folded (loop runs as counted blocks, modules collapsed as
+    needed), so each layout stays small and a block keeps its place while its
+    count grows from step to step.
     """
     keys = _name_keys(trace)
     if not _is_big(trace):
@@ -307,12 +308,12 @@ def film(trace: Trace, *, title: str | None = None) -> Film:
     """The film of ``trace`` (see the module docstring for the format). Lays out once (or once a sheet)."""
     scenes = film_scenes(trace)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
-    if _is_big(trace):  # folded: lay out by place, one sheet per distinct picture
+    u = union(scenes)
+    if len(u.boxes) > FILM_MAX_NODES:  # a loop's new objects: lay out by place, a sheet per distinct picture
         pairs = [_canonical(sc) for sc in scenes]
         drawn, back = [p[0] for p in pairs], [p[1] for p in pairs]
         sheets, elements, sheet_of = _sheets(drawn)
     else:
-        u = union(scenes)
         sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
         elements, sheet_of = _elements(u), [0] * len(scenes)
     rows, frames, details = _Table(), _Table(), _Table()
