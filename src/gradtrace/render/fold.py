@@ -31,12 +31,11 @@ about ``max_nodes`` boxes, however big the graph.
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from .._gc import paused_gc
 from ..model import NodeInfo, Step
 from .dot import box_dot, quote, scene_dot
 from .scene import Box, Link, Row, Scene, scene
@@ -244,20 +243,8 @@ def fold(
     ``max_nodes=None`` draws everything (folding still applies; ``min_repeat=0``
     turns it off).
     """
-    with _no_gc():
+    with paused_gc():
         return _fold(step, min_repeat, collapse, max_nodes, names)
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """No cyclic collections inside: walking a big step makes many small acyclic records."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | None, names: bool) -> Folded:
@@ -508,7 +495,7 @@ def plan_dot(
     rankdir: str = "LR", title: bool = True,
 ) -> str:
     """DOT of a :class:`Folded` plan of ``step``."""
-    with _no_gc():
+    with paused_gc():
         return _plan_dot(step, plan, names, show_attrs, show_saved, rankdir, title)
 
 

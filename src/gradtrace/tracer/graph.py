@@ -11,10 +11,8 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
-import gc
 import weakref
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -136,18 +134,6 @@ def is_leaf_of(t: torch.Tensor) -> bool:
         return bool(t.is_leaf)
     except RuntimeError:
         return False
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection inside: reading a graph makes many small acyclic records."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def storage_of(t: torch.Tensor) -> int | None:

@@ -11,9 +11,10 @@ from typing import Any
 
 import torch
 
+from .._gc import paused_gc
 from ..model import Step
 from .core import Tracer
-from .graph import grad_fn_of, paused_gc
+from .graph import grad_fn_of
 from .stack import ensure_deep_stack
 
 
