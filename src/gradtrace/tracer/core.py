@@ -263,13 +263,18 @@ class Tracer:
     ) -> Step:
         collecting = gc.isenabled()
         grad_mode = torch.is_grad_enabled()
-        try:  # set inside the try: an interrupt (Ctrl-C, a signal) must never leave grad mode off
+        # An interrupt (Ctrl-C, a signal) must never leave grad mode or gc off: both are
+        # set and restored inside try blocks, by C calls that no torch function mode sees
+        # (torch.no_grad().__exit__ ran through our own mode: Python code, a window).
+        try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
-            torch._C._set_grad_enabled(False)
             with torch._C.DisableTorchFunction():
-                return self._take(frame, stmt, frame_name, error)
+                try:
+                    torch._C._set_grad_enabled(False)
+                    return self._take(frame, stmt, frame_name, error)
+                finally:
+                    torch._C._set_grad_enabled(grad_mode)
         finally:
-            torch._C._set_grad_enabled(grad_mode)
             if collecting:
                 gc.enable()
 

@@ -46,16 +46,11 @@ class Ids:
             return tid, False
         self._tensors += 1
         tid = f"t{self._tensors}"
-        addr = id(t)
-        table = self._by_addr
-
-        def forget(ref: weakref.ref[Any], addr: int = addr) -> None:
-            entry = table.get(addr)
-            if entry is not None and entry[0] is ref:
-                del table[addr]
-
-        ref = weakref.ref(t, forget)
-        table[addr] = (ref, tid)
+        # No callback on the weak reference: Python code run when a tensor dies can
+        # swallow a Ctrl-C ("Exception ignored in ..."). A dead entry is harmless
+        # (lookups check the referent) and is replaced when its address is reused.
+        ref = weakref.ref(t)
+        self._by_addr[id(t)] = (ref, tid)
         self._refs[tid] = ref
         return tid, True
 
