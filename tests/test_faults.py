@@ -201,9 +201,13 @@ def test_a_signal_mid_trace_leaves_nothing_installed(alarm_interrupts: None, del
     before = _state()
     ns: dict[str, Any] = {}
     _interrupt_after(delay)
-    with pytest.raises(KeyboardInterrupt):
+    try:
         gradtrace.trace_code(SPIN, ns, max_steps=max_steps, raise_errors=False)
+        interrupted = False  # lost inside a finalizer: rare, see test_many_signals_at_random_moments
+    except KeyboardInterrupt:
+        interrupted = True
     signal.setitimer(signal.ITIMER_REAL, 0)
+    assert interrupted or ns["n"] == 200000
     assert _state() == before
     if "n" in ns:  # the interrupt may land before the loop starts
         assert isinstance(ns["y"], torch.Tensor) and isinstance(ns["n"], int)
@@ -221,12 +225,17 @@ def test_many_signals_at_random_moments(alarm_interrupts: None) -> None:
     """
     before = _state()
     rng = random.Random(1)
+    lost = 0
     for _ in range(150):
         _interrupt_after(rng.uniform(0.001, 0.03))
-        with pytest.raises(KeyboardInterrupt):
+        try:
             gradtrace.trace_code(SPIN, {}, max_steps=5000, raise_errors=False)
+            lost += 1  # Python prints and drops an interrupt raised inside a finalizer (known, rare)
+        except KeyboardInterrupt:
+            pass
         signal.setitimer(signal.ITIMER_REAL, 0)
         assert _state() == before
+    assert lost <= 2, f"{lost} of 150 interrupts lost"
 
 
 def test_sigint_sent_by_the_code_itself() -> None:
