@@ -166,7 +166,8 @@ class Mutate:
     """A tensor changed in place: the same object, a new version.
 
     ``stale`` lists ``(node, saved name)`` pairs whose saved value the change
-    made stale. ``via`` names the view through which a base changed, if any.
+    made stale. ``via`` names the tensor the in-place call was made on when this one
+    changed along with it (a base through its view, a view or a detached alias through its base).
     """
 
     tensor: str
