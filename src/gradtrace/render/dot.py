@@ -61,6 +61,7 @@ FILL = {
 BORDER = "#495057"
 #: Border colour and width for each mark, strongest first.
 MARK = {
+    "culprit": ("#c2255c", 4),
     "stale": ("#c92a2a", 3),
     "mutated": ("#e8590c", 3),
     "created": ("#1971c2", 2),

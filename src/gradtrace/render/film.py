@@ -62,6 +62,7 @@ __all__ = ["Film", "film", "film_scenes", "film_dot", "SCHEMA"]
 
 SCHEMA = "gradtrace.film"
 MARK_WORDS = {
+    "culprit": "involved in this step's error",
     "created": "new this step",
     "mutated": "changed in place",
     "stale": "holds a stale saved value",

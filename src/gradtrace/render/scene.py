@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import ALIVE, FREED, Backward, Bind, Create, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
+from ..model import ALIVE, FREED, Backward, Bind, Create, Error, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
 from .words import clean, op_name, shape_text, summary_text
 
 __all__ = ["Row", "Box", "Link", "Scene", "scene", "roots"]
@@ -97,7 +97,23 @@ def _marks(step: Step) -> dict[str, list[str]]:
             add(e.change.tensor, "grad")
         elif isinstance(e, (Bind, Rebind)):
             add("name:" + e.name, "moved")
+        elif isinstance(e, Error):
+            for key in culprits(step, e):
+                add(key, "culprit")
     return marks
+
+
+def culprits(step: Step, error: Error) -> tuple[str, ...]:
+    """The tensors and nodes of ``step`` that the explanation of ``error`` names as involved."""
+    try:
+        from ..explain.errors import explain_error
+    except ImportError:  # torch absent: the explanation cannot be made
+        return ()
+    try:
+        found = explain_error(error, step).culprits
+    except Exception:  # an explanation must never stop a picture
+        return ()
+    return tuple(k for k in found if k in step.tensors or k in step.nodes)
 
 
 def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:

@@ -198,7 +198,11 @@ def event_words(step: Step, event: Event) -> str:
         return _grad_change(step, event.change) + " (no backward pass)"
     if isinstance(event, Untracked):
         return _untracked(step, event)
-    return _error(event)
+    text = _error(event)
+    from .scene import culprits  # the explanation's culprits, drawn with the "culprit" mark
+
+    involved = [node_ref(step, k) if k in step.nodes else tensor_ref(step, k) for k in culprits(step, event)]
+    return text + (f"\ninvolved: {', '.join(involved)}" if involved else "")
 
 
 def prediction_words(step: Step, p: Prediction) -> str:
