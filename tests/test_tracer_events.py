@@ -256,3 +256,19 @@ def test_backward_flow_records_the_reverse_pass_in_engine_order():
     entering = next(f for f in b.flow if f.node == x_node).grad_in[0].values
     assert entering == plain["x"].grad.item()
     assert torch.equal(ns["x"].grad, plain["x"].grad)
+
+
+def test_only_the_first_backward_calls_of_a_trace_are_watched():
+    from gradtrace.tracer.flow import MAX_WATCHED_CALLS
+
+    src = (
+        "w = torch.tensor(2., requires_grad=True)\n"
+        f"for i in range({MAX_WATCHED_CALLS + 3}):\n"
+        "    (w * w).backward()\n"
+    )
+    trace, ns = traced(src)
+    flows = [e.flow for _, e in trace.events("backward")]
+    assert len(flows) == MAX_WATCHED_CALLS + 3
+    assert all(flows[:MAX_WATCHED_CALLS]) and not any(flows[MAX_WATCHED_CALLS:])
+    plain, _ = run_plain("import torch\n" + src)
+    assert torch.equal(ns["w"].grad, plain["w"].grad)

@@ -210,7 +210,8 @@ class Backward:
     """A ``backward()`` (or ``torch.autograd.grad``) call and what it changed.
 
     ``flow`` records the reverse pass node by node (empty when the graph was
-    too large to watch, see ``gradtrace.tracer.flow``).
+    too large to watch, or past the first few backward calls of a trace: see
+    ``gradtrace.tracer.flow``).
     """
 
     root: str | None

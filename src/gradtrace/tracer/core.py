@@ -46,7 +46,7 @@ from ..model import (
     Unbind,
     Untracked,
 )
-from .flow import watched
+from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
 from .recorder import BackwardCall, Recorder
@@ -102,6 +102,7 @@ class Tracer:
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
+        self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
         self.pending: dict[types.FrameType, _Pending] = {}
@@ -397,6 +398,9 @@ class Tracer:
     # graph changes ----------------------------------------------------------
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
+        self._watched_calls += 1
+        if self._watched_calls > MAX_WATCHED_CALLS:
+            return run()
         try:
             with torch._C.DisableTorchFunction():
                 for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order

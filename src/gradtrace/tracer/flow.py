@@ -23,6 +23,9 @@ from .summary import MAX_ELEMENTS, summarize
 
 #: Graphs larger than this are run without watching (the flow is left empty).
 MAX_WATCHED_NODES = 5000
+#: Only the first backward() calls of a trace are watched: a training loop repeats the same
+#: reverse pass, and watching every node costs about a quarter of tracing such a loop.
+MAX_WATCHED_CALLS = 8
 
 
 def _summary(g: Any) -> Summary | None:
