@@ -17,21 +17,16 @@ from gradtrace.notebook.display import WIDGET_MIME, trace_mimebundle
 from gradtrace.notebook.embed import embed_html, script_json
 from gradtrace.notebook.settings import Settings
 
+from programs import WHATIF1, run_plain
+
 pytest.importorskip("IPython")
 
-FORUM = """import torch
-x = torch.tensor(42., requires_grad=True)
-x = x ** 2
-x3 = x ** 3
-f = x + x3
-x.retain_grad()
-f.backward(retain_graph=False)
-"""
+FORUM = WHATIF1  # the forum's WhatIF(1)
 
 
 def plain_run(source: str) -> dict:
-    ns: dict = {}
-    exec(compile(source, "<plain>", "exec"), ns)
+    ns, exc = run_plain(source)
+    assert exc is None
     return ns
 
 
