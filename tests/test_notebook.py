@@ -25,8 +25,10 @@ FORUM = WHATIF1  # the forum's WhatIF(1)
 
 
 def plain_run(source: str) -> dict:
+    """The namespace plain ``exec`` leaves; its exception, if any, raised as plain ``exec`` would."""
     ns, exc = run_plain(source)
-    assert exc is None
+    if exc is not None:
+        raise exc
     return ns
 
 
