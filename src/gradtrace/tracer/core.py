@@ -149,14 +149,7 @@ class Tracer:
             except Exception as exc:
                 self._internal_failure(exc)
         if self.internal_error is not None:
-            err = self.internal_error
-            warnings.warn(
-                f"gradtrace stopped recording after step {len(self.steps)} because the tracer failed "
-                f"({type(err).__name__}: {err}); the code itself ran to the end unchanged. "
-                "Please report this with the code that caused it.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
         self._seen_exc.clear()
         trace = Trace(
             source=self.source,
@@ -169,6 +162,15 @@ class Tracer:
         )
         _last_trace[:] = [trace]
         return trace
+
+    def _failure_words(self, err: BaseException) -> str:
+        """Why recording stopped, in words a learner can act on."""
+        where = f"gradtrace stopped recording after step {len(self.steps)}"
+        if isinstance(err, RecursionError):
+            return (f"{where}: the program's recursion went so deep that the tracer had no room left to "
+                    "record it; the code itself ran on unchanged. Trace a smaller input to see every step.")
+        return (f"{where} because the tracer failed ({type(err).__name__}: {err}); the code itself ran on "
+                "unchanged. Please report this with the code that caused it.")
 
     def _stop_mode(self) -> None:
         self.recorder.active = False
