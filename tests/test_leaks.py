@@ -20,6 +20,8 @@ from regressions.differential import run_plain
 
 import gradtrace
 
+from programs import CUSTOM_FUNCTION as CUSTOM
+
 PROGRAM = (
     "import torch\n"
     "torch.manual_seed(0)\n"
@@ -37,22 +39,6 @@ PROGRAM = (
     "    w -= 0.1 * w.grad\n"
     "del x\n"
 )
-
-CUSTOM = (
-    "import torch\n"
-    "class Twice(torch.autograd.Function):\n"
-    "    @staticmethod\n"
-    "    def forward(ctx, t):\n"
-    "        ctx.save_for_backward(t)\n"
-    "        return t * 2\n"
-    "    @staticmethod\n"
-    "    def backward(ctx, g):\n"
-    "        return g * 2\n"
-    "x = torch.ones(3, requires_grad=True)\n"
-    "y = Twice.apply(x)\n"
-    "y.sum().backward()\n"
-)
-
 
 def _hooks() -> tuple[Any, ...]:
     from torch.nn.modules import module as m
@@ -82,8 +68,8 @@ def _rss() -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("source", [PROGRAM, CUSTOM], ids=["program", "custom_function"])
 def test_tracing_100_times_keeps_memory_flat(source: str) -> None:
-    for _ in range(10):  # warm up caches (node classes, linecache, torch's own)
-        gradtrace.trace_code(source, {})
+    for _ in range(10):  # warm up caches (node classes, linecache, torch's own) and the renderers' imports
+        gradtrace.trace_code(source, {}).to_text()
     rss0, objs0 = _rss(), _objects()
     for _ in range(100):
         trace = gradtrace.trace_code(source, {})
