@@ -82,6 +82,21 @@ b.add_(1)
 c.sum().backward()
 """
 
+CUSTOM_FUNCTION = """\
+import torch
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        return t * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+x = torch.ones(3, requires_grad=True)
+y = Twice.apply(x)
+y.sum().backward()
+"""
+
 SEEDS = {
     "forum_original": FORUM_ORIGINAL,
     "whatif1": WHATIF1,

@@ -13,20 +13,7 @@ import weakref
 
 import gradtrace
 
-SOURCE = (
-    "import torch\n"
-    "class Twice(torch.autograd.Function):\n"
-    "    @staticmethod\n"
-    "    def forward(ctx, t):\n"
-    "        ctx.save_for_backward(t)\n"
-    "        return t * 2\n"
-    "    @staticmethod\n"
-    "    def backward(ctx, g):\n"
-    "        return g * 2\n"
-    "x = torch.ones(3, requires_grad=True)\n"
-    "y = Twice.apply(x)\n"
-    "y.sum().backward()\n"
-)
+from programs import CUSTOM_FUNCTION as SOURCE
 
 
 def test_namespace_of_a_traced_custom_function_is_freed() -> None:

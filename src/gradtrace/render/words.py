@@ -106,8 +106,8 @@ def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...]) 
     return f"{old} is unchanged and still held by {_holders(step, names, nodes)}"
 
 
-#: How many ``.grad`` changes one backward() sentence lists before it counts the rest.
-MAX_GRAD_LINES = 6
+#: How many ``.grad`` changes (and freed values) one backward() sentence lists before it counts the rest.
+MAX_LISTED = 6
 
 
 def _grad_change(step: Step, change: GradChange) -> str:
@@ -152,14 +152,14 @@ def _backward(step: Step, e: Backward) -> str:
     if e.gradient is not None:
         text += f" with gradient {summary_text(e.gradient)}"
     parts = [text]
-    parts.extend(_grad_change(step, g) for g in e.grads[:MAX_GRAD_LINES])
-    if len(e.grads) > MAX_GRAD_LINES:
-        parts.append(f"... and {len(e.grads) - MAX_GRAD_LINES} more .grad changes (click a tensor for its grad)")
+    parts.extend(_grad_change(step, g) for g in e.grads[:MAX_LISTED])
+    if len(e.grads) > MAX_LISTED:
+        parts.append(f"... and {len(e.grads) - MAX_LISTED} more .grad changes (click a tensor for its grad)")
     if e.retain_graph:
         parts.append("graph kept (retain_graph=True)")
     elif e.freed:
-        freed = ", ".join(f"{clean(s)} of {node_ref(step, n)}" for n, s in e.freed[:MAX_GRAD_LINES])
-        if len(e.freed) > MAX_GRAD_LINES:
+        freed = ", ".join(f"{clean(s)} of {node_ref(step, n)}" for n, s in e.freed[:MAX_LISTED])
+        if len(e.freed) > MAX_LISTED:
             nodes = len({n for n, _ in e.freed})
             freed += f" ... {len(e.freed)} saved values of {nodes} nodes in all"
         parts.append(f"saved values freed: {freed}")
