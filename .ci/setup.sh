@@ -27,5 +27,5 @@ then
   $PY -m pip install -q "torch==2.13.0"
 fi
 
-$PY -m pip install -q -e ".[notebook,test]"
+$PY -m pip install -q -e ".[notebook,test,bench]"
 echo "setup: done ($($PY -c 'import torch; print("torch", torch.__version__)'))"
