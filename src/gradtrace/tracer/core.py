@@ -50,6 +50,7 @@ from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
 from .recorder import BackwardCall, Recorder
+from .quiet import quiet
 from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
 from .summary import summarize
@@ -116,6 +117,10 @@ class Tracer:
         self._last_line: dict[types.FrameType, tuple[int, int]] = {}
         self._mode_on = False
         self.internal_error: Exception | None = None
+        #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
+        self._labels: dict[types.FrameType, str] = {}
+        self._calls: dict[types.CodeType, int] = {}
+        self._live: dict[types.CodeType, int] = {}
 
     # ------------------------------------------------------------- running
     def run(self, call: Callable[[], Any]) -> Trace:
@@ -193,16 +198,34 @@ class Tracer:
 
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "call" and self._traced(frame):
+            self._enter_frame(frame)
             return self._local
         return None
+
+    def _enter_frame(self, frame: types.FrameType) -> None:
+        """Name the call: ``fib()``, or ``fib()#2`` for a call made while ``fib`` is already running."""
+        if frame in self._labels or frame.f_globals is frame.f_locals:
+            return
+        code = frame.f_code
+        calls = self._calls[code] = self._calls.get(code, 0) + 1
+        live = self._live.get(code, 0)
+        self._live[code] = live + 1
+        self._labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{calls}"
+
+    def _leave_frame(self, frame: types.FrameType) -> None:
+        if self._labels.pop(frame, None) is not None:
+            self._live[frame.f_code] -= 1
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         try:
             if event == "line":
                 self._line(frame)
+            elif event == "opcode":
+                self._opcode(frame)
             elif event == "return":
                 self._finish(frame)
                 self._last_line.pop(frame, None)
+                self._leave_frame(frame)
             elif event == "exception":
                 self._exception(frame, arg)
         except Exception as exc:  # a tracer failure must never surface in the learner's code
@@ -222,14 +245,39 @@ class Tracer:
         stmt = self.statements.get(frame.f_lineno)
         if stmt is None:
             return
+        if stmt.shared:  # several statements on this line: follow it instruction by instruction
+            frame.f_trace_opcodes = True
+            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+            if stmt is None:
+                return
+        elif frame.f_trace_opcodes:
+            frame.f_trace_opcodes = False
         lasti = frame.f_lasti
         pending = self.pending.get(frame)
-        if pending is not None and pending.stmt is stmt and not stmt.compound and lasti > pending.lasti:
+        if pending is not None and pending.stmt is stmt and lasti > pending.lasti:
             pending.lasti = lasti
-            return  # the same statement, continued on another line
+            return  # the same statement, continued on another line (or a decorated def's next line)
         if pending is not None:
             self._finish(frame)
         self.pending[frame] = _Pending(stmt, lasti)
+
+    def _opcode(self, frame: types.FrameType) -> None:
+        """An instruction on a line shared by several statements: a new step when it starts another."""
+        if self.recorder.in_backward:
+            return
+        stmt = self.statements.get(frame.f_lineno)
+        if stmt is None or not stmt.shared:
+            return
+        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+        if stmt is None:
+            return
+        pending = self.pending.get(frame)
+        if pending is not None and pending.stmt is stmt:
+            pending.lasti = frame.f_lasti
+            return
+        if pending is not None:
+            self._finish(frame)
+        self.pending[frame] = _Pending(stmt, frame.f_lasti)
 
     def _exception(self, frame: types.FrameType, arg: Any) -> None:
         exc = arg[1]
@@ -271,7 +319,7 @@ class Tracer:
         # (torch.no_grad().__exit__ ran through our own mode: Python code, a window).
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
-            with torch._C.DisableTorchFunction():
+            with quiet():
                 try:
                     torch._C._set_grad_enabled(False)
                     return self._take(frame, stmt, frame_name, error)
@@ -389,12 +437,13 @@ class Tracer:
         if self.globals_ns is not None:
             _collect(self.globals_ns, "", out)
         frames = []
+        labels = self._labels
         while frame is not None:
-            if frame.f_globals is not frame.f_locals and frame.f_code.co_filename == self.filename:
+            if frame in labels:
                 frames.append(frame)
             frame = frame.f_back
         for f in reversed(frames):
-            _collect(f.f_locals, f.f_code.co_name + "().", out)
+            _collect(f.f_locals, labels[f] + ".", out)
         return out
 
     # graph changes ----------------------------------------------------------
@@ -404,7 +453,7 @@ class Tracer:
         if self._watched_calls > MAX_WATCHED_CALLS:
             return run()
         try:
-            with torch._C.DisableTorchFunction():
+            with quiet():
                 for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order
                     self.book.walk(grad_fn_of(out), output=out, module=module)
                 fns = [grad_fn_of(r) for r in call.roots]
@@ -541,8 +590,8 @@ class Tracer:
         frame: types.FrameType | None,
     ) -> list[Event]:
         prev = self.prev.bindings if self.prev is not None else {}
-        scopes = {""} | {name.split("().")[0] for name in bindings if "()." in name}
-        live_scopes = _frame_scopes(frame, self.filename)
+        scopes = {""} | {_scope_of(name) for name in bindings}
+        live_scopes = self._frame_scopes(frame)
         out: list[Event] = []
         for name, tid in bindings.items():
             old = prev.get(name)
@@ -554,12 +603,22 @@ class Tracer:
         for name, old in prev.items():
             if name in bindings:
                 continue
-            scope = name.split("().")[0] if "()." in name else ""
+            scope = _scope_of(name)
             if scope and scope not in live_scopes and scope not in scopes:
                 continue  # the function returned: its names went with it
             names, held = self._holders(old, bindings, nodes)
             out.append(Unbind(name, old, names, held))
         return out
+
+    def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
+        scopes = set()
+        labels = self._labels
+        while frame is not None:
+            label = labels.get(frame)
+            if label is not None:
+                scopes.add(label)
+            frame = frame.f_back
+        return scopes
 
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: dict[str, TensorInfo]) -> list[Event]:
         prev = self.prev.tensors if self.prev is not None else {}
@@ -707,13 +766,18 @@ def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]
                     out.append((f"{prefix}{name}[{key!r}]", item))
 
 
-def _frame_scopes(frame: types.FrameType | None, filename: str) -> set[str]:
-    scopes = set()
-    while frame is not None:
-        if frame.f_code.co_filename == filename:
-            scopes.add(frame.f_code.co_name)
-        frame = frame.f_back
-    return scopes
+def _scope_of(name: str) -> str:
+    """``fib()#3`` for ``fib()#3.a``, ``f()`` for ``f().xs[0]``, ``""`` for a module-level name."""
+    i = name.find("().")
+    j = name.find("()#")
+    if i < 0 and j < 0:
+        return ""
+    if j < 0 or 0 <= i < j:
+        return name[: i + 2]
+    k = j + 3
+    while k < len(name) and name[k].isdigit():
+        k += 1
+    return name[:k]
 
 
 def _reachable(root: str | None, nodes: dict[str, NodeInfo]) -> set[str]:

@@ -56,19 +56,59 @@ def _as_list(x: Any) -> list[torch.Tensor]:
     return []
 
 
+_FunctionType = types.FunctionType
+_BACKWARD = torch.Tensor.backward
+_AUTOGRAD_BACKWARD = torch.autograd.backward
+_AUTOGRAD_GRAD = torch.autograd.grad
+_DISPATCHER = torch.overrides.handle_torch_function.__code__
+_ORIGINALS: dict[types.CodeType, Any] = {}
+
+
+def original_of(func: Any) -> Any:
+    """The torch function whose body handed this call to the mode, when the learner replaced it.
+
+    A Python-level torch function (``Tensor.backward``, ``F.relu``) hands a call to the
+    mode by the name it is published under. After ``torch.Tensor.backward = wrapper``,
+    that name is the learner's wrapper, which already ran: calling it again would run
+    it twice. The function whose frame called the dispatcher is the one to run.
+    """
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return func
+    frame = sys._getframe(2)
+    for _ in range(4):
+        if frame is None or frame.f_code is _DISPATCHER:
+            break
+        frame = frame.f_back
+    if frame is None or frame.f_code is not _DISPATCHER or frame.f_back is None:
+        return func
+    caller = frame.f_back.f_code
+    if caller is code:
+        return func
+    original = _ORIGINALS.get(caller)
+    if original is None:
+        import gc
+
+        found = [r for r in gc.get_referrers(caller) if isinstance(r, types.FunctionType) and r.__code__ is caller]
+        if not found:
+            return func
+        original = _ORIGINALS[caller] = found[0]
+    return original
+
+
 def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> BackwardCall | None:
-    if func is torch.Tensor.backward:
+    if func is _BACKWARD:
         create = bool(_arg(args, kwargs, 3, "create_graph", False))
         retain = _arg(args, kwargs, 2, "retain_graph", None)
         return BackwardCall("backward", _as_list(args[0] if args else kwargs.get("self")),
                             _arg(args, kwargs, 1, "gradient"), create if retain is None else bool(retain), create)
-    if func is torch.autograd.backward:
+    if func is _AUTOGRAD_BACKWARD:
         create = bool(_arg(args, kwargs, 3, "create_graph", False))
         retain = _arg(args, kwargs, 2, "retain_graph", None)
         return BackwardCall("autograd.backward", _as_list(_arg(args, kwargs, 0, "tensors")),
                             _arg(args, kwargs, 1, "grad_tensors"), create if retain is None else bool(retain),
                             create)
-    if func is torch.autograd.grad:
+    if func is _AUTOGRAD_GRAD:
         create = bool(_arg(args, kwargs, 4, "create_graph", False))
         retain = _arg(args, kwargs, 3, "retain_graph", None)
         return BackwardCall("autograd.grad", _as_list(_arg(args, kwargs, 0, "outputs")),
@@ -174,6 +214,8 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
+        if isinstance(func, _FunctionType):
+            func = original_of(func)
         if not self.active:
             return self._call(func, args, kwargs)
         name = getattr(func, "__name__", "")
@@ -191,7 +233,8 @@ class Recorder(TorchFunctionMode):
                 self.backwards.append(call)
         out = self._call(func, args, kwargs)
         try:
-            self._record(name, out, args)
+            with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
+                self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
         return out
