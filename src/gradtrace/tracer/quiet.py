@@ -12,18 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
 
-@contextmanager
-def quiet() -> Iterator[None]:
-    """Torch calls made inside reach no torch function mode, subclass or dispatch mode."""
-    with torch._C.DisableTorchFunction():
-        if torch._C._len_torch_dispatch_stack() == 0:
-            yield
-            return
-        from torch.utils._python_dispatch import _disable_current_modes
+def quiet() -> Any:
+    """A context in which torch calls reach no torch function mode, subclass or dispatch mode.
 
-        with _disable_current_modes():
-            yield
+    Without a dispatch mode active this is torch's own C-level context manager: no
+    Python code runs on entering or leaving it, so an interrupt cannot land halfway.
+    """
+    if torch._C._len_torch_dispatch_stack() == 0:
+        return torch._C.DisableTorchFunction()
+    return _with_modes_off()
+
+
+@contextmanager
+def _with_modes_off() -> Iterator[None]:
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        yield
