@@ -269,8 +269,10 @@ def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
 def _copy(t: torch.Tensor) -> torch.Tensor:
     """A plain dense copy (a subclass's class differs between runs; sparse has no ``equal``)."""
     with torch._C.DisableTorchFunctionSubclass():
-        t = t.detach().as_subclass(torch.Tensor)
-        return t.to_dense() if t.layout != torch.strided else t.clone()
+        t = t.detach()
+        if t.layout != torch.strided:
+            return t.to_dense()
+        return t.as_subclass(torch.Tensor).clone()
 
 
 def _seen(t: torch.Tensor) -> Seen:

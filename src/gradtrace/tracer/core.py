@@ -47,7 +47,7 @@ from ..model import (
     Untracked,
 )
 from .flow import MAX_WATCHED_CALLS, watched
-from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
+from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
 from .recorder import BackwardCall, Recorder
 from .quiet import quiet
@@ -119,6 +119,8 @@ class Tracer:
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
         self._labels: dict[types.FrameType, str] = {}
+        #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
+        self.foreign: list[str] = []
         self._calls: dict[types.CodeType, int] = {}
         self._live: dict[types.CodeType, int] = {}
 
@@ -331,7 +333,7 @@ class Tracer:
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book = self.recorder, self.ids, self.book
-        book.touched(t for _op, t in rec.inplace)
+        book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
         tensor_count = ids.tensor_count
         node_count = len(book.nodes)
         for _name, out, module in rec.ops:
@@ -339,7 +341,10 @@ class Tracer:
         named = self._names(frame)
         bindings: dict[str, str] = {}
         for name, t in named:
-            bindings[name] = ids.stamp(t)[0]
+            tid, new = ids.stamp(t)
+            bindings[name] = tid
+            if new and _foreign_memory(t):
+                self.foreign.append(tid)
         for _name, out, _module in rec.ops:
             nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
@@ -392,7 +397,8 @@ class Tracer:
         and every visible tensor has the same version, grad_fn, ``.grad`` and flags.
         """
         prev, rec = self.prev, self.recorder
-        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked:
+        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked \
+                or rec.written or self.book.dirty:
             return None
         if len(bindings) != len(prev.bindings) or list(bindings.items()) != list(prev.bindings.items()):
             return None
@@ -418,6 +424,22 @@ class Tracer:
         )
         self.prev = step
         return step
+
+    def _outside_writers(self) -> list[torch.Tensor]:
+        """Live tensors whose memory NumPy (or another owner) can write without torch knowing."""
+        out = []
+        for tid in self.foreign:
+            t = self.ids.obj(tid)
+            if t is not None:
+                out.append(t)
+        live = []
+        for ref in self.recorder.shared:
+            t = ref()
+            if t is not None:
+                out.append(t)
+                live.append(ref)
+        self.recorder.shared[:] = live
+        return out
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
@@ -540,7 +562,7 @@ class Tracer:
         base = t._base
         return (
             version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape),
+            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape), data_ptr_of(t),
         )
 
     def _tensor_info(self, tid: str) -> TensorInfo:
@@ -754,6 +776,8 @@ def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]
         elif isinstance(value, torch.nn.Module):
             for pname, p in value.named_parameters():
                 out.append((f"{prefix}{name}.{pname}", p))
+            for bname, b in value.named_buffers():  # running statistics, register_buffer
+                out.append((f"{prefix}{name}.{bname}", b))
         elif isinstance(value, (list, tuple)):
             for i, item in enumerate(value[:MAX_CONTAINER_ITEMS]):
                 if isinstance(item, torch.Tensor):
@@ -764,6 +788,14 @@ def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]
                     break
                 if isinstance(item, torch.Tensor) and isinstance(key, (str, int)):
                     out.append((f"{prefix}{name}[{key!r}]", item))
+
+
+def _foreign_memory(t: torch.Tensor) -> bool:
+    """True when ``t``'s memory belongs to NumPy or a buffer (torch cannot resize it)."""
+    try:
+        return not t.untyped_storage().resizable()
+    except Exception:
+        return False
 
 
 def _scope_of(name: str) -> str:

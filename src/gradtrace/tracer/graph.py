@@ -144,6 +144,14 @@ def storage_of(t: torch.Tensor) -> int | None:
         return None
 
 
+def data_ptr_of(t: torch.Tensor) -> int | None:
+    """Where ``t``'s values start; moves when ``t.data = ...`` or ``set_`` gives it other memory."""
+    try:
+        return int(t.data_ptr())
+    except Exception:  # sparse and other layouts without one
+        return None
+
+
 def version_of(t: torch.Tensor) -> int:
     try:
         return int(t._version)
@@ -159,8 +167,8 @@ class GraphBook:
         self.nodes: dict[str, NodeInfo] = {}
         #: tensor id -> [(node id, saved name)] of the nodes that saved it
         self.saved_by: dict[str, list[tuple[str, str]]] = {}
-        #: tensor id -> (version, summary of its values at that version)
-        self.summaries: dict[str, tuple[int, Summary]] = {}
+        #: tensor id -> ((version, data pointer), summary of its values then)
+        self.summaries: dict[str, tuple[tuple[int, int | None], Summary]] = {}
         #: storages written in place by the current statement (see :meth:`touched`)
         self.dirty: set[int | None] = set()
         #: id(tensor) -> (tensor, summary) for tensors with no id yet, during one snapshot
@@ -176,7 +184,7 @@ class GraphBook:
         if self.dirty and storage_of(t) in self.dirty:
             value = summarize(t)
             if tid is not None:
-                self.summaries[tid] = (version_of(t) if version is None else version, value)
+                self.summaries[tid] = ((version_of(t) if version is None else version, data_ptr_of(t)), value)
             return value
         if tid is None:
             fresh = self._fresh.get(id(t))
@@ -187,12 +195,13 @@ class GraphBook:
             return value
         if version is None:
             version = version_of(t)
+        key = (version, data_ptr_of(t))  # ``t.data = ...`` keeps the version and moves the memory
         hit = self.summaries.get(tid)
-        if hit is not None and hit[0] == version:
+        if hit is not None and hit[0] == key:
             return hit[1]
         fresh = self._fresh.get(id(t))
         value = fresh[1] if fresh is not None and fresh[0] is t else summarize(t)
-        self.summaries[tid] = (version, value)
+        self.summaries[tid] = (key, value)
         return value
 
     def touched(self, targets: Iterable[torch.Tensor]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
      "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imod__"}
 )
+_SHARES_MEMORY = frozenset({"numpy", "__array__"})
 _PASS = frozenset({"__get__", "__set__", "__delete__", "_set_grad_enabled", "__repr__", "__format__"})
 
 
@@ -178,6 +180,8 @@ class Recorder(TorchFunctionMode):
         self.watch: Callable[[BackwardCall, Callable[[], Any]], Any] | None = None
         self._modules: list[torch.nn.Module] = []
         self._handles: list[Any] = []
+        #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
+        self.shared: list[weakref.ref[torch.Tensor]] = []
         self.clear()
 
     def watch_modules(self) -> None:
@@ -203,6 +207,9 @@ class Recorder(TorchFunctionMode):
             self._modules.pop()
 
     def clear(self) -> None:
+        #: tensors a call may have written without bumping their version (in-place targets, even
+        #: when the call raised; ``out=``; a norm's running statistics)
+        self.written: list[torch.Tensor] = []
         #: (op name, output, module path) for outputs that carry a grad_fn, in call order
         self.ops: list[tuple[str, torch.Tensor, str]] = []
         #: (op name, target) for in-place calls
@@ -231,6 +238,10 @@ class Recorder(TorchFunctionMode):
             finally:
                 self.in_backward -= 1
                 self.backwards.append(call)
+        try:
+            self._note_writes(name, args, kwargs)
+        except Exception:
+            pass
         out = self._call(func, args, kwargs)
         try:
             with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
@@ -238,6 +249,21 @@ class Recorder(TorchFunctionMode):
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
         return out
+
+    def _note_writes(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Before the call: what it may write, also if it raises halfway."""
+        written = self.written
+        if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
+            if args and isinstance(args[0], torch.Tensor):
+                written.append(args[0])
+        out = kwargs.get("out")
+        if out is not None:
+            written.extend(t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor))
+        if "norm" in name:  # batch/instance norm update their running statistics in the kernel
+            written.extend(a for a in args if isinstance(a, torch.Tensor))
+            written.extend(a for a in kwargs.values() if isinstance(a, torch.Tensor))
+        if name in _SHARES_MEMORY and args and isinstance(args[0], torch.Tensor):
+            self.shared.append(weakref.ref(args[0]))
 
     def _record(self, name: str, out: Any, args: tuple[Any, ...]) -> None:
         if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
