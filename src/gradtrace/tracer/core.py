@@ -103,6 +103,7 @@ class Tracer:
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
+        self.recorder.on_node = self._new_node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
@@ -121,6 +122,8 @@ class Tracer:
         self._labels: dict[types.FrameType, str] = {}
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
+        #: tensor and node counts when the statement being run began
+        self._counts = (0, 0)
         self._calls: dict[types.CodeType, int] = {}
         self._live: dict[types.CodeType, int] = {}
 
@@ -334,8 +337,7 @@ class Tracer:
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book = self.recorder, self.ids, self.book
         book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
-        tensor_count = ids.tensor_count
-        node_count = len(book.nodes)
+        tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
         named = self._names(frame)
@@ -351,10 +353,15 @@ class Tracer:
                 book.link_output(nid, out)
         for _name, t in named:
             book.walk(grad_fn_of(t), output=t)
+        for _op, t in rec.inplace:  # changed in place by this statement: saved copies made before go stale
+            tid = ids.tensor(t)
+            if tid is not None:
+                book.mark_versions(tid, version_of(t))
         same = self._unchanged(bindings, error)
         if same is not None:
             rec.clear()
             book.done()
+            self._counts = (ids.tensor_count, len(book.nodes))
             return self._record(same, stmt, frame_name, bindings)
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()
@@ -387,6 +394,7 @@ class Tracer:
         rec.clear()
         book.done()
         self.prev = step
+        self._counts = (ids.tensor_count, len(book.nodes))
         return step
 
     def _unchanged(self, bindings: dict[str, str], error: Error | None) -> Step | None:
@@ -469,6 +477,20 @@ class Tracer:
         return out
 
     # graph changes ----------------------------------------------------------
+    def _new_node(self, out: torch.Tensor, module: str) -> None:
+        """A call just made ``out`` and its node: read what the node saved, now, before the
+        statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
+        if self.recorder.in_backward:
+            return
+        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        with quiet():
+            grad_mode = torch.is_grad_enabled()
+            try:
+                torch._C._set_grad_enabled(False)
+                self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
+            finally:
+                torch._C._set_grad_enabled(grad_mode)
+
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
         self._watched_calls += 1

@@ -22,7 +22,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..model import Flow
-from .graph import grad_fn_of
+from .graph import grad_fn_of, version_of
 
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
@@ -42,6 +42,10 @@ class BackwardCall:
     retain_graph: bool
     create_graph: bool
     flow: list[Flow] = field(default_factory=list)
+
+
+def _inplace_name(name: str) -> bool:
+    return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
@@ -176,6 +180,9 @@ class Recorder(TorchFunctionMode):
         self.active = True
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
+        #: called with each output that carries a new node, as soon as the call returns, so
+        #: the node's saved values are read before the same statement changes them
+        self.on_node: Callable[[torch.Tensor, str], None] | None = None
         #: runs a backward call, watching it (set by the tracer); None runs it plainly
         self.watch: Callable[[BackwardCall, Callable[[], Any]], Any] | None = None
         self._modules: list[torch.nn.Module] = []
@@ -238,13 +245,20 @@ class Recorder(TorchFunctionMode):
             finally:
                 self.in_backward -= 1
                 self.backwards.append(call)
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        v0 = None
         try:
             self._note_writes(name, args, kwargs)
+            if first is not None:
+                with torch._C.DisableTorchFunctionSubclass():
+                    v0 = version_of(first)
         except Exception:
             pass
         out = self._call(func, args, kwargs)
         try:
             with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
+                if first is not None and v0 is not None and version_of(first) != v0 and not _inplace_name(name):
+                    self.inplace.append((name, first))  # F.relu(x, inplace=True): in place under another name
                 self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
@@ -253,7 +267,7 @@ class Recorder(TorchFunctionMode):
     def _note_writes(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Before the call: what it may write, also if it raises halfway."""
         written = self.written
-        if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
+        if _inplace_name(name):
             if args and isinstance(args[0], torch.Tensor):
                 written.append(args[0])
         out = kwargs.get("out")
@@ -266,7 +280,7 @@ class Recorder(TorchFunctionMode):
             self.shared.append(weakref.ref(args[0]))
 
     def _record(self, name: str, out: Any, args: tuple[Any, ...]) -> None:
-        if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
+        if _inplace_name(name):
             if args and isinstance(args[0], torch.Tensor):
                 self.inplace.append((name, args[0]))
         if isinstance(out, torch.Tensor):
@@ -280,6 +294,8 @@ class Recorder(TorchFunctionMode):
         if grad_fn_of(out) is not None:
             path = self.module_path(self._modules[-1]) if self._modules else ""
             self.ops.append((name, out, path))
+            if self.on_node is not None:
+                self.on_node(out, path)
             return
         if out.requires_grad:
             return
