@@ -122,6 +122,8 @@ class Tracer:
         self._labels: dict[types.FrameType, str] = {}
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
+        #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
+        self.entry: types.CodeType | None = None
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
         self._calls: dict[types.CodeType, int] = {}
@@ -145,13 +147,23 @@ class Tracer:
             self.exception = exc
             self.error = Error(type(exc).__name__, str(exc), _lineno_in(exc, self.filename))
         finally:
+            taken = sys.gettrace() != self._global
             sys.settrace(old)
             self._stop_mode()
+
         try:
             for frame in list(self.pending):
                 self._finish(frame)
         except Exception as exc:
             self._internal_failure(exc)
+        if taken and self.internal_error is None:
+            last = self.steps[-1].lineno if self.steps else 0
+            warnings.warn(
+                "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
+                f"not follow it after line {last}: what ran later is credited to that line's step. The code "
+                "itself ran unchanged; take the sys.settrace call out to see every step.",
+                RuntimeWarning, stacklevel=3,
+            )
         final = None
         if self.capped and self.internal_error is None:
             try:
@@ -197,6 +209,8 @@ class Tracer:
             return False
         if frame.f_globals is frame.f_locals:
             return self.globals_ns is not None  # module level
+        if code is self.entry:
+            return True  # the function handed to trace(), also a lambda
         if code.co_name.startswith("<"):
             return False  # comprehensions, lambdas, generator expressions: one step with their statement
         return bool(code.co_flags & 0x1)  # CO_OPTIMIZED: a function, not a class body
@@ -941,10 +955,29 @@ def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Trace:
     source = textwrap.dedent("".join(lines))
     last = first + len(lines) - 1
     tracer = Tracer(source, code.co_filename, DEFAULT_MAX_STEPS, None, first, (first, last))
+    tracer.entry = code
+    if code.co_name == "<lambda>":
+        _lambda_statement(tracer, source, first, code)
     result = tracer.run(lambda: fn(*args, **kwargs))
     if tracer.exception is not None:
         raise tracer.exception
     return result
+
+
+def _lambda_statement(tracer: Tracer, source: str, first: int, code: types.CodeType) -> None:
+    """A lambda's one step is its expression (the line around it may hold more)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and node.lineno + first - 1 == code.co_firstlineno:
+            text = ast.get_source_segment(source, node.body) or ast.unparse(node.body)
+            stmt = Statement(code.co_firstlineno, text, False)
+            end = (node.body.end_lineno or node.body.lineno) + first - 1
+            for line in range(code.co_firstlineno, end + 1):
+                tracer.statements[line] = stmt
+            return
 
 
 def last_trace() -> Trace | None:
