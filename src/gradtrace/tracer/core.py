@@ -705,6 +705,13 @@ class Tracer:
                     op=direct.get(tid, direct.get(via, "") if via else ""),
                 )
             )
+        done = {tid for tid, _v0, _v1 in mutated}
+        for tid, op in direct.items():  # in place on the flags, not the values: no version bump
+            before, info = prev.get(tid), tensors.get(tid)
+            if tid in done or op not in _FLAG_OPS or before is None or info is None:
+                continue
+            if (before.grad_fn, before.requires_grad) != (info.grad_fn, info.requires_grad):
+                out.append(Mutate(tid, before.version, info.version, before.grad_fn, info.grad_fn, op=op))
         return out
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
@@ -798,6 +805,9 @@ def _remove_mode(mode: Any) -> None:
         for m in reversed(above):
             torch._C._push_on_torch_function_stack(m)
 
+
+#: in-place calls that change a tensor's autograd flags and leave its version alone
+_FLAG_OPS = frozenset({"detach_", "requires_grad_"})
 
 #: names a notebook shell keeps for itself (``Out`` holds every displayed result)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
