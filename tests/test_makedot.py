@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import graphviz
 import pytest
@@ -292,3 +293,123 @@ def test_public_api_exports():
     bundle = shown._repr_mimebundle_()
     assert "<svg" in bundle["image/svg+xml"]
     assert "PowBackward0" in bundle["text/plain"]
+
+
+# ---------------------------------------------------------------- byte-identical DOT (golden files)
+GOLDEN = Path(__file__).resolve().parent / "golden" / "makedot"
+_KWS = {"plain": {}, "attrs": {"show_attrs": True}, "saved": {"show_saved": True},
+        "both": {"show_attrs": True, "show_saved": True}}
+
+
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        ctx.k = 2
+        return t * t
+
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return 2 * t * g
+
+
+def _no_grad_view():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 2
+    with torch.no_grad():
+        v = b[:2]
+    return (v, b * 3), {"x": x}
+
+
+def _views_and_saved():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = torch.tensor([0.5, -1.0])  # saved, needs no grad
+    h = (x * w).t()
+    return (h[0], h.exp(), x * h), {"x": x, "w": w}
+
+
+def _golden_graphs():
+    """name -> a function building (var, params) afresh."""
+    def small(build):
+        def make():
+            x = torch.tensor([1.0, 2.0], requires_grad=True)
+            return build(x), {"x": x}
+        return make
+
+    def inplace():
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y[0] = y[1] * 5
+        return y.sum(), {"x": x}
+
+    def custom():
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        return _Square.apply(x * 3).sum(), {"x": x}
+
+    def resnet():
+        torch.manual_seed(0)
+        net = TinyResNet(blocks=3)
+        return net(torch.randn(2, 3, 6, 6)).sum(), dict(net.named_parameters())
+
+    def used(make):
+        def after():
+            var, params = make()
+            (var if isinstance(var, torch.Tensor) else var[0]).sum().backward()
+            return var, params
+        return after
+
+    def chain():
+        x, h = _chain(300)
+        return h, {"x": x}
+
+    def escaped():
+        x = torch.tensor([1.0], requires_grad=True)
+        return (x * 2).sum(), {'<b>"a\\b"</b>\n{x}; y -> z': x}
+
+    def lstm():
+        torch.manual_seed(0)
+        net = nn.LSTM(3, 4)
+        out, _ = net(torch.randn(2, 1, 3))
+        return out.sum(), dict(net.named_parameters())
+
+    graphs = {
+        "forum": forum,
+        "sum": small(lambda x: (x * x + 2).sum()),
+        "index": small(lambda x: x[0] * x[1]),
+        "view_exp": small(lambda x: x.view(2, 1).exp()),
+        "two_outputs": small(lambda x: (x.tanh(), x.sigmoid())),
+        "stack": small(lambda x: torch.stack([x, x * 2]).sum()),
+        "matmul_relu": small(lambda x: (x.unsqueeze(0) @ torch.ones(2, 3)).relu().sum()),
+        "leaf": small(lambda x: x),
+        "no_graph": small(lambda x: x.detach() * 2),
+        "leaf_and_output": small(lambda x: (x, x * 3)),
+        "same_twice": small(lambda x: (x * 2,) * 2),
+        "inplace": inplace,
+        "custom": custom,
+        "resnet": resnet,
+        "lstm": lstm,
+        "no_grad_view": _no_grad_view,
+        "views_and_saved": _views_and_saved,
+        "forum_used": used(forum),
+        "resnet_used": used(resnet),
+        "custom_used": used(custom),
+        "chain": chain,
+        "escaped": escaped,
+    }
+    return graphs
+
+
+@pytest.mark.parametrize("kw", sorted(_KWS))
+@pytest.mark.parametrize("graph", sorted(_golden_graphs()))
+def test_dot_source_is_unchanged(request, graph, kw):
+    """The DOT text is byte for byte the one in tests/golden/makedot/ (``--overwrite-golden`` rewrites it)."""
+    var, params = _golden_graphs()[graph]()
+    text = make_dot(var, params, **_KWS[kw]).source
+    path = GOLDEN / f"{graph}-{kw}.dot"
+    if request.config.getoption("--overwrite-golden") or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+        if not request.config.getoption("--overwrite-golden"):
+            pytest.fail(f"golden file {path.name} was missing and has been written; check it and re-run")
+    assert text == path.read_text(encoding="utf-8")
