@@ -413,3 +413,23 @@ def test_dot_source_is_unchanged(request, graph, kw):
         if not request.config.getoption("--overwrite-golden"):
             pytest.fail(f"golden file {path.name} was missing and has been written; check it and re-run")
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_saved_tensor_boxes_show_name_and_shape_as_torchviz(resnet):
+    """A saved tensor's box says its name and shape (big ones once showed a min/mean/max summary instead)."""
+    net, out = resnet
+    from_torch: set[tuple[str, str]] = set()
+    todo, seen = [out.grad_fn], set()
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for attr in dir(fn):
+            val = getattr(fn, attr) if attr.startswith("_saved_") else None
+            if isinstance(val, torch.Tensor):
+                from_torch.add((attr[len("_saved_"):], "(" + ", ".join(str(s) for s in val.shape) + ")"))
+        todo.extend(n for n, _ in fn.next_functions)
+    src = make_dot(out, dict(net.named_parameters()), show_saved=True).source
+    drawn = set(re.findall(r'\[label="(\w+)\\n([^"]*)" fillcolor=orange\]', src))
+    assert drawn and drawn <= from_torch
