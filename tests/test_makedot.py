@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import graphviz
@@ -50,6 +51,24 @@ def parse_dot(source: str) -> tuple[set[str], list[tuple[str, str]]]:
         nodes.update(ends)
         edges += list(zip(ends, ends[1:], strict=False))
     return nodes, edges
+
+
+_NODE = re.compile(r'^\t(\S+) \[label=("(?:\\.|[^"\\])*"|[^ \]\n]+)', re.M)
+_EDGE = re.compile(r"^\t(\S+) -> (\S+)", re.M)
+
+
+def labelled(source: str) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """A DOT source as the multiset of its boxes' labels and of its arrows' (tail label, head label).
+
+    Node names differ between torchviz (``id()``) and gradtrace (ids), labels do not:
+    torchviz writes ``name\\n (shape)`` with a raw newline and a space, gradtrace ``name\\n(shape)``.
+    """
+    labels: dict[str, str] = {}
+    for name, label in _NODE.findall(source):
+        text = label.strip('"').replace("\n", "\\n").replace("\\n ", "\\n")
+        labels[name] = text[2:] if text.startswith("\\n") else text  # a later statement overrides, as in dot
+    edges = Counter((labels[a], labels[b]) for a, b in _EDGE.findall(source))
+    return Counter(labels.values()), edges
 
 
 def counts(dot: graphviz.Digraph) -> tuple[int, int]:
@@ -433,3 +452,47 @@ def test_saved_tensor_boxes_show_name_and_shape_as_torchviz(resnet):
     src = make_dot(out, dict(net.named_parameters()), show_saved=True).source
     drawn = set(re.findall(r'\[label="(\w+)\\n([^"]*)" fillcolor=orange\]', src))
     assert drawn and drawn <= from_torch
+
+
+# ---------------------------------------------------------------- real models (the bench extra)
+def _transformers_models():
+    """GPT-2 and BERT from small configs, random weights (nothing downloaded), and a loss of each."""
+    why = "transformers is not installed: pip install 'gradtrace[bench]' to compare on real models"
+    transformers = pytest.importorskip("transformers", reason=why)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (1, 8))
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=32, bos_token_id=0, eos_token_id=0)).eval()
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100,
+        max_position_embeddings=32, pad_token_id=0)).eval()
+    return {"gpt2": (gpt2, gpt2(ids, labels=ids).loss), "bert": (bert, bert(ids, labels=ids).loss)}
+
+
+@pytest.fixture(scope="module")
+def real_models():
+    return _transformers_models()
+
+
+@pytest.mark.parametrize("model", ["gpt2", "bert"])
+@pytest.mark.parametrize("kw", [{}, {"show_saved": True}])
+def test_real_models_same_boxes_and_arrows_as_torchviz(real_models, model, kw):
+    net, loss = real_models[model]
+    params = dict(net.named_parameters())
+    ours = labelled(make_dot(loss, params, **kw).source)
+    theirs = labelled(torchviz.make_dot(loss, params, **kw).source)
+    assert ours == theirs
+    assert sum(ours[0][f"{name}\\n" + "(" + ", ".join(map(str, p.shape)) + ")"] for name, p in params.items()) \
+        == len(params)  # every parameter drawn once, labelled with its name and shape
+
+
+@pytest.mark.parametrize("model", ["gpt2", "bert"])
+def test_real_models_with_attrs_and_after_backward(model):
+    net, loss = _transformers_models()[model]  # its own copy: backward() frees the graph
+    params = dict(net.named_parameters())
+    assert counts(make_dot(loss, params, show_attrs=True)) == counts(torchviz.make_dot(loss, params, show_attrs=True))
+    before = labelled(make_dot(loss, params).source)
+    loss.backward(retain_graph=False)
+    assert labelled(make_dot(loss, params).source) == before  # torchviz draws it too, but not with show_saved
+    src = make_dot(loss, params, show_saved=True, show_attrs=True).source
+    assert "freed" in src
