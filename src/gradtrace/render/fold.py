@@ -253,8 +253,12 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
     plan = _plan(step, min_repeat, depth, names)
     notes: list[str] = []
     # a plan that folds, collapses or cuts anything also draws a note box saying so: keep room for it
-    room = None if max_nodes is None else max(max_nodes - 1, 1)
-    if room is not None and depth is None and _boxes(plan, names) + _has_folds(plan) > max_nodes:
+    room = max((max_nodes or 0) - 1, 1)
+
+    def too_big(plan: Folded) -> bool:
+        return max_nodes is not None and _boxes(plan, names) + _has_folds(plan) > max_nodes
+
+    if depth is None and too_big(plan):
         for d in range(max_depth - 1, 0, -1):  # the deepest grouping that fits
             depth, plan = d, _plan(step, min_repeat, d, names)
             if _boxes(plan, names) <= room:
@@ -263,7 +267,7 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
             notes.append(f"Modules deeper than {depth} drawn as one box each to fit max_nodes={max_nodes} "
                          f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
     hidden: tuple[str, ...] = ()
-    if room is not None and _boxes(plan, names) + _has_folds(plan) > max_nodes:
+    if too_big(plan):
         plan, hidden = _cut(plan, step, room, names)
     folds = [b for b in plan.blocks if b.kind == "fold"]
     if folds:
