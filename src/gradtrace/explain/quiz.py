@@ -633,17 +633,28 @@ def _rebind_words(e: Rebind, step: Step) -> str:
 def _mutate_words(e: Mutate, step: Step) -> str:
     names = step.names_of(e.tensor)
     who = f"{e.tensor} ({', '.join(names)})" if names else e.tensor
-    by = f" by {e.op}" if e.op else ""
+    view = e.via is not None and shares_view(step, e.tensor, e.via)
+    by = f" by {e.op}" if e.op and (e.via is None or view) else ""
     text = f"Mutation: tensor object {who} changed in place{by}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:
         before = _node_name(step, e.grad_fn_before) if e.grad_fn_before else "None"
         after = _node_name(step, e.grad_fn_after) if e.grad_fn_after else "None"
         text += f", grad_fn {before} → {after}"
-    if e.via:
+    if view:
         text += f" (changed through the view {e.via})"
+    elif e.via is not None:
+        text += f" (written in the same statement as the in-place change of {e.via})"
     if e.stale:
         text += "; now stale: " + ", ".join(f"{saved} saved by {_node_name(step, node)}" for node, saved in e.stale)
     return text + "."
+
+
+def shares_view(step: Step, a: str, b: str) -> bool:
+    """Whether tensors ``a`` and ``b`` are a view and its base, or two views of one base, at ``step``."""
+    ta, tb = step.tensors.get(a), step.tensors.get(b)
+    if ta is None or tb is None or a == b:
+        return False
+    return (ta.base or a) == (tb.base or b)
 
 
 def _resolve_line(code: str, line: int | str | None) -> int:
