@@ -208,3 +208,46 @@ def test_node_ids_follow_creation_order():
     w = walkthrough(names["f"], names=names)
     by_label = {s.label: s.node for s in w.steps}
     assert by_label == {"f": "n4", "x3": "n3", "x2": "n2", "x": "n1"}
+
+
+def _hooked(on_leaf: bool):
+    x = torch.tensor([7.0, 13.0], requires_grad=True)
+    y = x * 3
+    (x if on_leaf else y).register_hook(lambda g: g * 10)
+    return x, y, (y * x).sum()
+
+
+@pytest.mark.parametrize("on_leaf", [False, True], ids=["nonleaf_hook", "leaf_hook"])
+def test_a_hook_that_changes_a_gradient_is_said_and_the_arithmetic_holds(on_leaf):
+    x, y, f = _hooked(on_leaf)
+    w = walkthrough(f, names={"x": x, "y": y, "f": f})
+    plain_x, plain_y, plain_f = _hooked(on_leaf)
+    plain_f.backward()
+    assert torch.equal(x.grad, plain_x.grad)
+    text = w.to_text()
+    assert "hook" in text
+    # what the node sent before the hook, and what arrived after it, both as PyTorch computes them
+    sent = plain_x.detach() if not on_leaf else (plain_y.detach() + plain_x.detach() * 3)
+    assert fmt_values(sent.tolist()) in text
+    hooked = next(s for s in w.steps if s.hook is not None)
+    assert hooked.hook.startswith("a hook")
+    assert w.leaf("x").chain.endswith(fmt_values(x.grad.tolist()))
+    if on_leaf:  # the leaf's own line says what was sent and what the hook made of it
+        assert f"{fmt_values(sent.tolist())}, which a hook changed to {fmt_values(x.grad.tolist())}" \
+            in w.leaf("x").chain
+
+
+def test_sparse_gradients_are_explained_not_crashed_on():
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(5, 2, sparse=True)
+    idx = torch.tensor([1, 3, 1])
+    out = (emb(idx) * torch.arange(6.0).reshape(3, 2)).sum()
+    torch.manual_seed(0)
+    plain = torch.nn.Embedding(5, 2, sparse=True)
+    (plain(idx) * torch.arange(6.0).reshape(3, 2)).sum().backward()
+    w = walkthrough(out, names={"emb.weight": emb.weight, "out": out})
+    assert emb.weight.grad.is_sparse
+    assert torch.equal(emb.weight.grad.to_dense(), plain.weight.grad.to_dense())
+    text = w.to_text()
+    assert "sparse" in text
+    assert fmt_values(plain.weight.grad.to_dense().tolist()) in text

@@ -29,13 +29,25 @@ def saved_names(node: Any) -> tuple[str, ...]:
 def summarize(t: Any) -> Summary:
     """A tensor's values as plain data: all of them when there are at most 16."""
     t = t.detach()
+    sparse = ""
+    if t.layout != _strided():
+        sparse = " (sparse)"
+        t = t.to_dense() if t.numel() <= MAX_ELEMENTS else t
     if t.numel() <= MAX_ELEMENTS:
         values = t.tolist()
-        return Summary(fmt_values(values, dtype_name(t.dtype)), values)
+        return Summary(fmt_values(values, dtype_name(t.dtype)) + sparse, values)
+    if sparse:
+        return Summary(f"sparse {dtype_name(t.dtype)}{list(t.shape)}", None)
     stats = None
     if t.is_floating_point() and t.numel():
         stats = (float(t.min()), float(t.mean()), float(t.max()))
     return Summary(f"{dtype_name(t.dtype)}{list(t.shape)}", None, stats)
+
+
+def _strided() -> Any:
+    import torch
+
+    return torch.strided
 
 
 def _read(node: Any, attr: str) -> tuple[str, Any]:

@@ -38,6 +38,8 @@ def _step_lines(step: WalkStep) -> list[str]:
         lines.append(f"       grad in: {step.parts_sum}   (paths meet here and add up)")
     else:
         lines.append(f"       grad in: {', '.join(_g(g) for g in step.grad_in)}")
+    if step.hook:
+        lines.append(f"       ({step.hook})")
     for label, value in step.retained:
         lines.append(f"       {label}.grad is kept (retain_grad): {value.text}")
     if step.is_accumulate:
@@ -75,4 +77,8 @@ def walkthrough_text(w: Walkthrough, max_steps: int = 200) -> str:
     if w.leaves:
         lines.append("Result:")
         lines += [f"  {leaf.label}.grad = {leaf.chain}" for leaf in w.leaves]
+        hooked = [s.label or s.node for s in w.steps if s.hook]
+        if hooked:
+            lines.append(f"  (a hook changed the gradient reaching {', '.join(hooked)}; "
+                         "the figures above are the ones PyTorch used, after the hook)")
     return "\n".join(lines)

@@ -85,6 +85,10 @@ class WalkStep:
     grad_before: GradValue | None = None
     grad_after: GradValue | None = None
     retained: tuple[tuple[str, GradValue], ...] = ()
+    #: set when a tensor hook changed the gradient between the nodes that sent it and this node
+    hook: str | None = None
+    #: what the nodes sent (summed where paths meet), before any hook changed it
+    sent: GradValue | None = None
 
     @property
     def is_accumulate(self) -> bool:
@@ -136,6 +140,17 @@ def _grad_value(t: Any) -> GradValue | None:
         return None
     summary = summarize(t)
     return GradValue(summary.text, summary.values, dtype_name(t.dtype), tuple(t.shape))
+
+
+def _grad_values(grads: Any) -> tuple[GradValue | None, ...]:
+    """Summaries for a hook; a gradient that cannot be read is None (a hook must never raise)."""
+    out: list[GradValue | None] = []
+    for g in grads:
+        try:
+            out.append(_grad_value(g))
+        except Exception:
+            out.append(None)
+    return tuple(out)
 
 
 class _Graph:
@@ -260,12 +275,12 @@ def _run(graph: _Graph, root: Any, gradient: Any, retain_graph: bool, inputs: An
 
     def pre(k: int) -> Any:
         def hook(grad_outputs: Any) -> None:
-            events.append(("in", k, tuple(_grad_value(g) for g in grad_outputs)))
+            events.append(("in", k, _grad_values(grad_outputs)))
         return hook
 
     def post(k: int) -> Any:
         def hook(grad_inputs: Any, grad_outputs: Any) -> None:
-            events.append(("out", k, tuple(_grad_value(g) for g in grad_inputs)))
+            events.append(("out", k, _grad_values(grad_inputs)))
         return hook
 
     handles = []
@@ -383,13 +398,43 @@ class _Builder:
                                   piece.text if piece else None, matches))
         rule = "; ".join(r.local for r in formula.rules) if formula else f"no formula recorded for {name}"
         note = filled.note if filled is not None else None
-        return WalkStep(order, self.graph.ids[k], name, self.labels[k], self.grad_in.get(k, ()), parts,
+        grad_in = self.grad_in.get(k, ())
+        sent, hook = self._hooked(k, parts, grad_in)
+        return WalkStep(order, self.graph.ids[k], name, self.labels[k], grad_in, parts,
                         parts_sum, rule, formula.reason if formula else "", tuple(outputs), note,
-                        before, after, retained)
+                        before, after, retained, hook, sent)
+
+    def _hooked(self, k: int, parts: tuple[Part, ...],
+                grad_in: tuple[GradValue | None, ...]) -> tuple[GradValue | None, str | None]:
+        """What was sent to node ``k``, and a sentence when a tensor hook changed it on the way in."""
+        if len(grad_in) != 1 or grad_in[0] is None or grad_in[0].values is None or not parts:
+            return None, None
+        if any(p.grad.values is None for p in parts):
+            return None, None
+        if len(parts) == 1:
+            sent = parts[0].grad
+        else:
+            total = _sum_parts([p.grad for p in parts])
+            sent = GradValue(fmt_values(total.tolist(), dtype_name(total.dtype)), total.tolist(),
+                             dtype_name(total.dtype), tuple(total.shape))
+        got = grad_in[0]
+        if sent.values == got.values:
+            return sent, None
+        who = self.labels[k] or self.graph.ids[k]
+        return sent, (f"a hook changed the gradient on its way to {who}: {sent.text} was sent, "
+                      f"{got.text} arrived")
 
 
 def _leaf_grad(step: WalkStep) -> LeafGrad:
     incoming = step.grad_in[0] if step.grad_in else None
+    if step.hook is not None and step.sent is not None and incoming is not None:
+        exprs = " + ".join(_compact(p.expr) for p in step.parts)
+        chain = f"{exprs} = {step.sent.text}, which a hook changed to {incoming.text}"
+        if step.grad_before is not None and step.grad_after is not None:
+            chain = f"{step.grad_before.text} (already in .grad) + ({chain})"
+        after = step.grad_after.text if step.grad_after is not None else incoming.text
+        return LeafGrad(step.label, step.node, step.grad_before, incoming, step.grad_after, f"{chain} = {after}"
+                        if step.grad_before is not None or after != incoming.text else chain)
     if step.parts and all(p.grad.values is not None for p in step.parts):
         exprs = " + ".join(_compact(p.expr) for p in step.parts)
         chain = exprs
@@ -399,6 +444,8 @@ def _leaf_grad(step: WalkStep) -> LeafGrad:
             chain += f" = {incoming.text}"
     else:
         chain = incoming.text if incoming is not None else "None"
+    if incoming is not None and chain == f"{incoming.text} = {incoming.text}":
+        chain = incoming.text
     if step.grad_before is not None and incoming is not None and step.grad_after is not None:
         chain = f"{step.grad_before.text} (already in .grad) + {incoming.text} = {step.grad_after.text}"
         if incoming.values is not None and step.grad_before.values is not None:
