@@ -27,6 +27,8 @@ def _head(w: Walkthrough) -> list[str]:
                      "a vector-Jacobian product, not a full Jacobian.")
     else:
         lines.append(f"It starts with ∂{w.root_name}/∂{w.root_name} = {w.seed.text}.")
+    if w.note:
+        lines.append(f"({w.note})")
     if w.retain_graph:
         lines.append("retain_graph=True: the saved values are kept, so backward() can run again.")
     return lines

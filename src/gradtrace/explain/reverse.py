@@ -93,7 +93,7 @@ def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summar
         sent = total.tolist()
     if _same(sent, got.values):
         return ""
-    who = node.id if node is None else (_who(step, node.variable) if node.variable else _output_name(step, node))
+    who = flow.node if node is None else (_who(step, node.variable) if node.variable else _output_name(step, node))
     return (f"a hook changed the gradient on its way to {who}: {fmt_values(sent, dtype)} was sent, "
             f"{_txt(got, dtype)} arrived; the figures below use what arrived")
 
