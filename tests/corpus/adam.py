@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adam keeps its state in tensors the learner never names.
 import torch
 torch.manual_seed(0)

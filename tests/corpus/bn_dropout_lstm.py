@@ -1,3 +1,4 @@
+# ruff: noqa
 # BatchNorm, Dropout and an LSTM in training mode.
 import torch
 from torch import nn

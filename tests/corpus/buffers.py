@@ -1,3 +1,4 @@
+# ruff: noqa
 # Module buffers are named, and their in-place updates show.
 import torch
 from torch import nn

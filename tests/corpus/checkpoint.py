@@ -1,3 +1,4 @@
+# ruff: noqa
 # A checkpointed region reruns exactly as often as without tracing.
 import torch
 from torch.utils.checkpoint import checkpoint

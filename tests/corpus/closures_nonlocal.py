@@ -1,3 +1,4 @@
+# ruff: noqa
 # Closures and functions calling functions.
 import torch
 def outer(t):

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Tensors in lists and dicts, and in-place updates through them.
 import torch
 xs = [torch.tensor([1., 2.], requires_grad=True), torch.tensor(3.)]

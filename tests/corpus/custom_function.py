@@ -1,3 +1,4 @@
+# ruff: noqa
 # A custom Function with mark_dirty.
 import torch
 class Double(torch.autograd.Function):

@@ -1,3 +1,4 @@
+# ruff: noqa
 # The classic manual SGD step through .data: the trace shows each new w.
 import torch
 torch.manual_seed(0)

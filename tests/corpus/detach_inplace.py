@@ -1,3 +1,4 @@
+# ruff: noqa
 # detach_(), requires_grad_() and an in-place op under inference_mode.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # A learner's TorchDispatchMode sees exactly the ops its code makes.
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode

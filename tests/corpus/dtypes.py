@@ -1,3 +1,4 @@
+# ruff: noqa
 # Complex, integer and low-precision dtypes.
 import torch
 a = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)

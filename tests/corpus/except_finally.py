@@ -1,3 +1,4 @@
+# ruff: noqa
 # Bodies of except handlers and finally blocks are steps of their own.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

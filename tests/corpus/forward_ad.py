@@ -1,3 +1,4 @@
+# ruff: noqa
 # Forward-mode AD.
 import torch
 import torch.autograd.forward_ad as fwAD

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Lambdas and comprehensions are part of their statement.
 import torch
 sq = lambda t: t * t

@@ -1,3 +1,4 @@
+# ruff: noqa
 # A @torch.no_grad()-decorated function: one step for its definition, its body's steps when called.
 import torch
 @torch.no_grad()

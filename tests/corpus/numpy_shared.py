@@ -1,3 +1,4 @@
+# ruff: noqa
 # A tensor that shares memory with a NumPy array changes when the array does.
 import numpy as np
 import torch

@@ -1,3 +1,4 @@
+# ruff: noqa
 # A loop written on one line is a step per pass, each with its own value.
 import torch
 h = torch.tensor([1., 2.], requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # An optimizer loop.
 import torch
 from torch import nn

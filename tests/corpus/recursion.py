@@ -1,3 +1,4 @@
+# ruff: noqa
 # Recursion: each call is its own frame.
 import torch
 def fib(n, a):

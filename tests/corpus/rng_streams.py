@@ -1,3 +1,4 @@
+# ruff: noqa
 # Random streams advance exactly as without tracing.
 import random
 import numpy as np

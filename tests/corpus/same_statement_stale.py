@@ -1,3 +1,4 @@
+# ruff: noqa
 # The save and the in-place change happen in one statement: backward fails, and it is predicted.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # saved_tensors_hooks: the hooks run as often as without tracing; no false prediction.
 import torch
 packed = []

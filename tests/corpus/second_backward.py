@@ -1,3 +1,4 @@
+# ruff: noqa
 # A second backward without retain_graph fails: freed, not stale.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

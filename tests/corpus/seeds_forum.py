@@ -1,3 +1,4 @@
+# ruff: noqa
 # The forum's example: x.grad for f = x^2 + x^3 at 42.
 import torch
 x = torch.tensor(42., requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # set_ points a tensor at other memory.
 import torch
 a = torch.tensor([1., 2., 3.])

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Sparse gradients of an Embedding.
 import torch
 from torch import nn

@@ -1,3 +1,4 @@
+# ruff: noqa
 # saved_tensors_hooks that keep a copy skip torch's version check: backward runs, no prediction.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # The classic stale saved value: predicted before backward, and backward fails.
 import torch
 a = torch.tensor([1., 2.], requires_grad=True)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # sys.exit ends the program as it would without tracing.
 import sys
 import torch

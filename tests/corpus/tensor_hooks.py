@@ -1,3 +1,4 @@
+# ruff: noqa
 # A tensor hook changes the gradient that flows.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

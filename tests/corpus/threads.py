@@ -1,3 +1,4 @@
+# ruff: noqa
 # Work done in a thread (started and joined within one statement, so each step is determinate).
 import threading
 import torch

@@ -1,3 +1,4 @@
+# ruff: noqa
 # torch.func transforms.
 import torch
 from torch.func import grad, vmap

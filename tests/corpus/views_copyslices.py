@@ -1,3 +1,4 @@
+# ruff: noqa
 # Views and CopySlices.
 import torch
 x = torch.tensor([1., 2., 3., 4.], requires_grad=True)

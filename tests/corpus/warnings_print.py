@@ -1,3 +1,4 @@
+# ruff: noqa
 # Printing, and a warning, as without tracing.
 import torch
 x = torch.tensor([1., 2.], requires_grad=True)

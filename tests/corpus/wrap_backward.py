@@ -1,3 +1,4 @@
+# ruff: noqa
 # A learner's wrapper around Tensor.backward runs once per call, as without tracing.
 import torch
 calls = []

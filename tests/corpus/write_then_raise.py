@@ -1,3 +1,4 @@
+# ruff: noqa
 # An in-place op that writes, then raises: the trace shows the written value.
 import torch
 a = torch.tensor([1., 2., 3.])

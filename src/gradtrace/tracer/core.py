@@ -49,8 +49,8 @@ from ..model import (
 from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
-from .recorder import BackwardCall, Recorder
 from .quiet import quiet
+from .recorder import BackwardCall, Recorder
 from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
 from .summary import summarize
@@ -368,9 +368,9 @@ class Tracer:
         for _name, t in named:
             book.walk(grad_fn_of(t), output=t)
         for _op, t in rec.inplace:  # changed in place by this statement: saved copies made before go stale
-            tid = ids.tensor(t)
-            if tid is not None:
-                book.mark_versions(tid, version_of(t))
+            changed = ids.tensor(t)
+            if changed is not None:
+                book.mark_versions(changed, version_of(t))
         same = self._unchanged(bindings, error)
         if same is not None:
             rec.clear()
@@ -707,11 +707,11 @@ class Tracer:
             )
         done = {tid for tid, _v0, _v1 in mutated}
         for tid, op in direct.items():  # in place on the flags, not the values: no version bump
-            before, info = prev.get(tid), tensors.get(tid)
-            if tid in done or op not in _FLAG_OPS or before is None or info is None:
+            was, now = prev.get(tid), tensors.get(tid)
+            if tid in done or op not in _FLAG_OPS or was is None or now is None:
                 continue
-            if (before.grad_fn, before.requires_grad) != (info.grad_fn, info.requires_grad):
-                out.append(Mutate(tid, before.version, info.version, before.grad_fn, info.grad_fn, op=op))
+            if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
+                out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
         return out
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:

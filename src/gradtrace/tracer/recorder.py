@@ -81,7 +81,7 @@ def original_of(func: Any) -> Any:
     code = getattr(func, "__code__", None)
     if code is None:
         return func
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(4):
         if frame is None or frame.f_code is _DISPATCHER:
             break
@@ -272,7 +272,8 @@ class Recorder(TorchFunctionMode):
                 written.append(args[0])
         out = kwargs.get("out")
         if out is not None:
-            written.extend(t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor))
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            written.extend(t for t in outs if isinstance(t, torch.Tensor))
         if "norm" in name:  # batch/instance norm update their running statistics in the kernel
             written.extend(a for a in args if isinstance(a, torch.Tensor))
             written.extend(a for a in kwargs.values() if isinstance(a, torch.Tensor))

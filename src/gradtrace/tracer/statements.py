@@ -51,7 +51,7 @@ class Statements(dict[int, Statement]):
         return stmt
 
     def _lookup(self, code: types.CodeType, lasti: int, line: int) -> Statement | None:
-        positions = list(code.co_positions())
+        positions = list(code.co_positions())  # type: ignore[attr-defined,unused-ignore]
         i = lasti // 2
         if i >= len(positions):
             return None
