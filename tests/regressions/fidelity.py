@@ -84,8 +84,10 @@ def _run(source: str, traced: bool, max_steps: int) -> Outcome:
                                              raise_errors=False)
             else:
                 exec(compile(source, FILENAME, "exec"), ns)
-        except (Exception, SystemExit) as e:  # the program's own failure: compared, not raised
+        except BaseException as e:  # noqa: BLE001 - the program's own failure (also an interrupt): compared
             exc = e
+            if traced:  # an interrupt always reaches the caller; the trace is kept
+                trace = gradtrace.last_trace()
     rng = _rng()
     torch.set_grad_enabled(True)
     return Outcome(ns, exc, out.getvalue(), err.getvalue(), rng, trace)
@@ -312,7 +314,7 @@ def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
         sys.settrace(watcher.hook)
         try:
             exec(compile(source, FILENAME, "exec"), ns)
-        except (Exception, SystemExit) as e:
+        except BaseException as e:  # noqa: BLE001 - compared with the plain run
             exc = e
         finally:
             sys.settrace(old)
