@@ -278,7 +278,7 @@ function codePanel(source) {
 
 // Scroll `box` (not the page) so that `row` shows.
 function scrollInside(box, row) {
-  const top = row.offsetTop - box.offsetTop;
+  const top = row.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
   if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - row.offsetHeight) {
     box.scrollTop = Math.max(0, top - box.clientHeight / 3);
   }
@@ -625,6 +625,7 @@ function controlsPanel(act) {
     leave: button("leave loop ⤼", "jump out of the loop (Shift+L)", () => act.loop("leave")),
     walk: button("walk backward ▼", "walk the reverse pass node by node (↓; ↑ goes back)", () => act.walk(1)),
     diff: button("before / after", "what backward() changed, in one picture (D; B shows the other state)", () => act.diff()),
+    before: button("show before", "show the state just before backward() (B)", () => act.before()),
     text: button("text", "show the picture as text (T)", () => act.text()),
     svg: button("save SVG", "save this step's picture as SVG", () => act.save("svg")),
     png: button("save PNG", "save this step's picture as PNG", () => act.save("png")),
@@ -650,7 +651,7 @@ function controlsPanel(act) {
   };
   el.append(
     group("gt-nav", [b.first, b.prev, b.play, b.next, b.last, slider, list]),
-    group("gt-jump", [b.event, b.pass, b.leave, b.walk, b.diff]),
+    group("gt-jump", [b.event, b.pass, b.leave, b.walk, b.diff, b.before]),
     group("gt-out", [b.text, b.svg, b.png, b.present]),
   );
   return { el, b, slider, list };
@@ -667,7 +668,8 @@ function fillStepList(list, steps, kinds) {
 }
 
 function zoomBar(act) {
-  const el = h("div", "gt-zoombar");
+  const el = h("div", "gt-group gt-zoombar");
+  el.setAttribute("aria-label", "zoom");
   el.append(
     button("−", "zoom out (-)", () => act.zoom(-1)),
     button("fit", "fit the picture to the space (0)", () => act.zoom(0)),
@@ -850,17 +852,21 @@ function layout(film, act, onUnpick) {
   };
   v.banner.setAttribute("aria-live", "polite");
   v.graph.setAttribute("role", "group");
-  v.graph.setAttribute("aria-label", "picture of this step (its text twin follows)");
+  v.graph.setAttribute("aria-label", "picture of this step (its text twin follows; Shift+arrows scroll it)");
+  v.graph.tabIndex = 0; // a wide picture scrolls: the keyboard can reach it
   const side = h("div", "gt-side");
   side.append(h("div", "gt-heading", "code"), v.code.el, h("div", "gt-heading", "what this step did"), v.what.el,
     v.reverse.head, v.reverse.el);
   const main = h("div", "gt-main");
-  main.append(v.banner, v.zoom.el, v.graph, v.twin.el, v.pick.el, legendPanel(film));
+  main.append(v.banner, v.graph, v.twin.el, v.pick.el, legendPanel(film));
+  v.controls.el.appendChild(v.zoom.el);
   const body = h("div", "gt-body");
   body.append(side, main);
   root.append(v.header.el, v.controls.el, body, v.popover.el);
   return v;
 }
+
+const PAN = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 
 // The keys, for the page, the notebook and presenter mode alike (also in the README).
 function keyAction(key, s) {
@@ -903,6 +909,7 @@ export function mount(el, film, options = {}) {
     loop: (which) => jumpLoop(which),
     walk: (d) => walk(d),
     diff: () => toggleDiff(),
+    before: () => toggleBefore(),
     text: () => toggleText(),
     save: (kind) => save(kind),
     present: () => togglePresent(),
@@ -970,7 +977,9 @@ export function mount(el, film, options = {}) {
     b.leave.disabled = loop.leave === null;
     b.walk.disabled = !flowOf(step).length;
     b.diff.disabled = !pairs.length;
-    const pressed = { walk: state.sub >= 0, diff: state.diff, text: state.text, present: state.present };
+    b.before.classList.toggle("gt-off", !state.diff);
+    const pressed = { walk: state.sub >= 0, diff: state.diff, before: state.before, text: state.text,
+      present: state.present };
     for (const [k, on] of Object.entries(pressed)) b[k].setAttribute("aria-pressed", on ? "true" : "false");
   }
 
@@ -1015,7 +1024,9 @@ export function mount(el, film, options = {}) {
     renderControls(step);
     v.code.show(step.lineno);
     renderPicture(step, pair && state.before ? pair.before : state.pos, pair);
-    v.what.show({ events: step.events, explanation: step.explanation || null,
+    // with a plain-words explanation (which quotes PyTorch's message), the message is not repeated
+    const events = step.explanation && film.error ? step.events.filter((e) => !e.includes(film.error)) : step.events;
+    v.what.show({ events, explanation: step.explanation || null,
       warnings: warningsOf(film, step, state.pos === n - 1) });
     renderDetails(step);
   }
@@ -1180,7 +1191,8 @@ export function mount(el, film, options = {}) {
     const tag = target && target.tagName;
     if (tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && target !== controls.slider)) return;
     if ((target && target.isContentEditable) || (ev.key === " " && tag === "BUTTON")) return;
-    const run = keyAction(ev.key, keyState);
+    const pan = ev.shiftKey ? PAN[ev.key] : null; // Shift+arrows scroll a picture wider or taller than its box
+    const run = pan ? () => graph.scrollBy({ left: pan[0] * 80, top: pan[1] * 80 }) : keyAction(ev.key, keyState);
     if (!run || run() === false) return;
     ev.preventDefault();
     ev.stopPropagation();
