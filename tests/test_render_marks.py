@@ -54,18 +54,26 @@ def test_new_and_rebound_are_told_apart_without_colour():
     i = next(k for k, s in enumerate(trace.steps) if s.events_of("rebind"))
     step = trace.steps[i]
     new = step.bindings["x"]
-    assert head(step, new).startswith(GLYPH["created"] + " ")
-    name_box = next(b for b in scene(step).boxes if b.group == "name" and b.label == "x")
-    assert name_box.rows[0].text == f"{GLYPH['moved']} x"
+    sc = scene(step)
+    box = next(b for b in sc.boxes if b.key == new)
+    name_box = next(b for b in sc.boxes if b.group == "name" and b.label == "x")
+    assert "created" in box.marks and "moved" in name_box.marks
     created, moved = MARKS["created"], MARKS["moved"]
-    assert (created.color, created.glyph) != (moved.color, moved.glyph) and created.glyph != moved.glyph
+    assert created.color != moved.color
+    # a new object has a thick border; a rebound name a thick arrow to its new object
+    assert created.width > 1
+    dot = step_dot(step)
+    arrow = next(line for line in dot.splitlines() if f"gt-e-name-{name_box.key}-{new}" in line)
+    assert "penwidth=2.5" in arrow and "gt-m-moved" in arrow
+    table = next(line for line in dot.splitlines() if f'id="gt-{new}"' in line)
+    assert f'BORDER="{created.width}"' in table and f'COLOR="{created.color}"' in table
 
 
 def test_every_mark_has_a_glyph_or_a_pen_and_a_legend_entry():
     glyphs = [m.glyph for m in MARKS.values() if m.glyph]
     assert len(glyphs) == len(set(glyphs))
     for name, mark in MARKS.items():
-        assert mark.glyph or mark.pen != "solid", name
+        assert mark.glyph or mark.pen != "solid" or mark.width > 2 or name == "moved", name
     f = film(gradtrace.trace_code(FORUM_ORIGINAL, {}))
     assert {m["class"] for m in f["marks"]} == {f"gt-m-{m}" for m in MARKS}
     assert all(m["label"] for m in f["marks"])
@@ -107,6 +115,7 @@ def test_freed_saved_values_are_visible_greyed_and_marked():
     assert all(f'color="{LINES["saved-freed"].color}"' in e for e in freed_edges)
     shown = texts(dot)
     assert any(t.startswith(GLYPH["freed"] + " ") and t.endswith("(freed)") for t in shown)
+    assert not any("42." in t and "(freed)" in t for t in shown)  # a freed value is gone: not shown
 
 
 # ------------------------------------------------------------------ attributes

@@ -76,8 +76,7 @@ def visible(items: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 def name_edges(items: dict[str, dict[str, str]], name: str) -> list[str]:
     """Visible arrows from the names-panel box showing ``name`` to a tensor: the tensors' ids."""
-    shown = {k: v["text"].strip().removeprefix("↪").strip() for k, v in items.items()}  # ↪: (re)bound this step
-    boxes = [k for k in items if shown[k] == name and k.startswith("gt-name")]
+    boxes = [k for k, v in items.items() if v["text"].strip() == name and k.startswith("gt-name")]
     assert boxes, f"no names-panel box for {name!r} in {sorted(items)}"
     prefix = f"gt-e-name-{boxes[0][3:]}-"
     return [k[len(prefix):] for k in items if k.startswith(prefix)]

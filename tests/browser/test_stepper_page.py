@@ -395,7 +395,7 @@ def test_save_this_step_as_svg_and_png(stepper: Any, tmp_path: Path) -> None:
     tree = ET.parse(svg_path)
     texts = [t.text or "" for t in tree.iter("{http://www.w3.org/2000/svg}text")]
     assert f"grad {num(facts['grad'])}." in texts
-    assert "t4 nonleaf v0" in texts or any(t.startswith("t4 ") for t in texts)
+    assert any(t.endswith("t4 nonleaf v0") for t in texts)  # "f · t4 nonleaf v0": names first, then the id
     with page.expect_download() as got:
         page.click("text=save PNG")
     png = tmp_path / got.value.suggested_filename

@@ -34,14 +34,15 @@ mark        glyph   border                    meaning
 culprit     ✗       magenta, thick, dashed    involved in this step's error
 stale       ⚠       red, thick                holds a saved value changed since
 mutated     ✎       orange, thick             changed in place (same object, new version)
-created     ✚       blue                      new this step
-moved       ↪       teal (name box)           the name now refers to another object
+created             blue, thick               new this step
+moved               teal (name box),          the name now refers to another object
+                    thick teal arrow
 grad        ∇       green                     its ``.grad`` changed this step
 freed       ∅       grey, dotted              its saved values were freed by ``backward()``
 unnamed             dark grey, dashed         no Python name refers to it (only the graph)
 ==========  ======  ========================  =========================================
 
-Rows: a freed saved value reads ``∅ self = t1 42. (freed)`` in grey, a stale one
+Rows: a freed saved value reads ``∅ self = t1 (freed)`` in grey, a stale one
 ``⚠ self = t1 42. STALE v0→v1`` in red, a ``.grad`` that is set in green.
 
 Line styles (:data:`LINES`): a name's arrow is solid and dark; a tensor's
@@ -98,6 +99,11 @@ class MarkStyle:
     pen: str  # "solid", "dashed" or "dotted"
     glyph: str
 
+    @property
+    def sample(self) -> str:
+        """How the legend shows it: its glyph, else its pen (a thick, dashed or dotted stroke)."""
+        return self.glyph or {"dashed": "╌╌", "dotted": "┈┈"}.get(self.pen, "━━")
+
 
 #: Every mark a box can carry, strongest first (the border shows the strongest; glyphs show all).
 MARKS = {
@@ -105,8 +111,8 @@ MARKS = {
     "stale": MarkStyle("holds a stale saved value", "#b02525", "#ff8787", 3, "solid", GLYPH["stale"]),
     "mutated": MarkStyle("changed in place (same object, new version)", "#d9480f", "#ffa94d", 3, "solid",
                          GLYPH["mutated"]),
-    "created": MarkStyle("new this step", "#1971c2", "#74c0fc", 2, "solid", GLYPH["created"]),
-    "moved": MarkStyle("name (re)bound: its arrow moved", "#0b7285", "#66d9e8", 2, "solid", GLYPH["moved"]),
+    "created": MarkStyle("new this step", "#1971c2", "#74c0fc", 3, "solid", ""),
+    "moved": MarkStyle("name (re)bound: its arrow moved", "#0b7285", "#66d9e8", 2, "solid", ""),
     "grad": MarkStyle(".grad changed", "#237032", "#8ce99a", 2, "solid", GLYPH["grad"]),
     "freed": MarkStyle("saved values freed by backward()", "#6c757d", "#ced4da", 1, "dotted", GLYPH["freed"]),
     "unnamed": MarkStyle("no name refers to it (only the graph)", BORDER, "#ced4da", 1, "dashed", ""),
@@ -299,7 +305,7 @@ def legend_table(sc: Scene | None = None) -> str:
     marks, kinds = _used(sc) if sc is not None else (set(MARKS), set(LINES))
     shown = [(k, m) for k, m in MARKS.items() if k in marks]
     for i in range(0, len(shown), 4):
-        body += _legend_line([_sample(m.color, m.glyph or "╌╌", m.label) for _, m in shown[i : i + 4]])
+        body += _legend_line([_sample(m.color, m.sample, m.label) for _, m in shown[i : i + 4]])
     used = [s for k, s in LINES.items() if k in kinds]
     for i in range(0, len(used), 3):
         body += _legend_line([_sample(s.color, s.sample, s.label) for s in used[i : i + 3]])
@@ -320,7 +326,7 @@ def _graph_label(title: str | None, legend: bool, sc: Scene | None = None) -> st
 def _header(rankdir: str, label: str | None, bg: str) -> list[str]:
     lines = [
         "digraph gradtrace {",
-        f'  graph [rankdir={rankdir} fontname="{FONT}" fontsize=12 nodesep=0.25 ranksep=0.45',
+        f'  graph [rankdir={rankdir} fontname="{FONT}" fontsize=12 nodesep=0.25 ranksep=0.3',
         f'         bgcolor="{bg}"];',
         f'  node [shape=plain fontname="{FONT}" fontsize=12 margin=0];',
         f'  edge [fontname="{FONT}" fontsize=10];',

@@ -13,7 +13,8 @@ already passed through :func:`~gradtrace.render.words.clean` and fitted to
 A tensor box is headed by the names that refer to it, then its id
 (``x · t2 leaf v0``); a node box by its id and op (``n1 PowBackward0``, the way
 the reverse pass names it). Each mark the step put on a box is also written as
-a glyph before its head (:data:`GLYPH`), so no mark relies on colour alone.
+a glyph before its head (:data:`GLYPH`) or drawn with its own pen (a new
+object's thick border, a rebound name's thick arrow), so no mark relies on colour alone.
 Node attributes (``exponent=2``, ``mat2_sym_sizes=...``) are internal and left
 out unless ``show_attrs`` asks for them.
 """
@@ -31,19 +32,18 @@ __all__ = ["Row", "Box", "Link", "Scene", "scene", "roots", "GLYPH", "head_text"
 LIMIT = 40
 
 #: The glyph written before a box's head for each mark the step put on it (strongest first).
+#: ``created`` (a thick border) and ``moved`` (a thick arrow from the name) are told by their pen.
 GLYPH = {
     "culprit": "✗",
     "stale": "⚠",
     "mutated": "✎",
-    "created": "✚",
-    "moved": "↪",
     "grad": "∇",
     "freed": "∅",
 }
 
 
 def head_text(marks: tuple[str, ...] | list[str], text: str) -> str:
-    """``text`` after the glyphs of ``marks`` (``✚ x · t2 leaf v0``)."""
+    """``text`` after the glyphs of ``marks`` (``✎ x · t2 leaf v1``)."""
     glyphs = "".join(g for m, g in GLYPH.items() if m in marks)
     return f"{glyphs} {text}" if glyphs else text
 
@@ -147,7 +147,8 @@ def _fitted(prefix: str, middle: str, suffix: str, limit: int) -> str:
 
 
 def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
-    """``self = t1 42.`` with its state: ``∅ … (freed)`` greyed, ``⚠ … STALE v0→v1`` red.
+    """``self = t1 42.`` with its state: ``∅ self = t1 (freed)`` greyed (the value is gone),
+    ``⚠ self = t1 42. STALE v0→v1`` red.
 
     The state words are never cut: when the row is too long, the value is shortened.
     """
@@ -157,7 +158,7 @@ def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
     if s.state == ALIVE:
         return Row(_fitted(name, value, "", limit))
     if s.state == FREED:
-        return Row(_fitted(f"{GLYPH['freed']} {name}", value, " (freed)", limit), "freed")
+        return Row(fit(f"{GLYPH['freed']} {name}(freed)", limit), "freed")
     return Row(_fitted(f"{GLYPH['stale']} {name}", value, f" STALE v{s.saved_version}→v{s.version}", limit), "stale")
 
 
