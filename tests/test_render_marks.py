@@ -186,9 +186,11 @@ def test_the_error_is_shown_once_with_its_explanation_and_culprits():
     assert i == len(trace.steps) - 1
     step = f["steps"][i]
     assert message in f["error"]
-    everything_else = json.dumps({k: v for k, v in f.items() if k not in ("error", "source")}, ensure_ascii=False)
-    assert message not in everything_else  # not in events, not in the explanation
+    assert not any(message in e for s in f["steps"] for e in s["events"])  # not in the events any more
     assert step["explanation"] and "Fix:" in step["explanation"] and "What happened:" in step["explanation"]
+    assert step["explanation"].count(message) == 1  # once, after the plain words
+    shown = json.dumps([s["explanation"] for s in f["steps"]] + [s["prediction"] for s in f["steps"]])
+    assert shown.count(message.replace('"', '\\"')) == 1
     frame = f["frames"][step["frame"]]
     marked = {k for k, cls in frame["classes"].items() if "gt-m-culprit" in cls}
     assert step["culprits"] and set(step["culprits"]) == marked

@@ -33,7 +33,8 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
                                           #   next backward() goes through a stale saved value
          "predictions": [sentence],       # the same, as a list of at most one (version 1 readers)
          "explanation": str or null,      # the error of this step in plain words (what happened,
-                                          #   why, where it was changed, how to fix it), or null
+                                          #   why, where it was changed, how to fix it, and last
+                                          #   PyTorch's own message), or null
          "culprits": [dom id, ...],       # the objects that explanation names (drawn gt-m-culprit)
          "reverse": [line, ...],          # a backward() step's reverse pass in numbers
          "flow": [                        # the same reverse pass node by node, in engine order
@@ -50,8 +51,8 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
                              "grad": {dom id: "old → new"},  # each .grad it changed
                              "kept": [dom id, ...]}}],      # non-leaf tensors whose .grad retain_grad() kept
       "legend": [{"class": "gt-k-leaf", "label": "leaf tensor", "fill": "#cfe2ff"}, ...],
-      "marks": [{"class": "gt-m-created", "label": ..., "color": light, "dark": dark, "glyph": "✚",
-                 "pen": "solid"|"dashed"|"dotted"}, ...],
+      "marks": [{"class": "gt-m-stale", "label": ..., "color": light, "dark": dark, "glyph": "⚠" or "",
+                 "pen": "solid"|"dashed"|"dotted"}, ...],   # "created" has no glyph: a thick border
       "lines": [{"class": "gt-e-saved gt-m-freed", "label": ..., "color": ..., "dark": ...,
                  "pen": "solid"|"dashed"|"dotted"|"bold", "end": "normal"|"odot"|"tee", "sample": "╌╌○"}, ...],
       "error": sentence or null, "error_step": position in "steps" of the step that raised, or null,
@@ -347,6 +348,8 @@ def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tupl
     if e.code is not None:
         lines.append(f"Changed at line {e.line}: {clean(e.code)}")
     lines.append(f"Fix: {e.fix}")
+    said = e.message.splitlines()[0] if e.message else ""
+    lines.append(f"PyTorch's message: {clean(e.error_type)}: {clean(said)}")  # shown here, once
     return "\n".join(lines), culprits
 
 
