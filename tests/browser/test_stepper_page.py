@@ -20,6 +20,7 @@ import torch
 from lab import new_page
 
 from gradtrace import trace_code
+from gradtrace.explain.errors import explain_error
 from gradtrace.explain.reverse import reverse_lines
 from gradtrace.model import Backward, Trace
 from gradtrace.render.film import film as make_film
@@ -172,6 +173,7 @@ def test_every_step_fits_a_projector(stepper: Any, name: str, code: str) -> None
         assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight"), (name, i)
         assert visible(page, ".gt-graph"), (name, i)
         assert visible(page, ".gt-event"), (name, i)
+        assert visible(page, ".gt-srcline.gt-current"), (name, i)
         if reverse_lines(step):
             assert visible(page, ".gt-revline.gt-current"), (name, i)
         assert page.evaluate(SMALL_TEXT_JS) == [], (name, i)
@@ -197,6 +199,14 @@ def test_wide_graph_scrolls_instead_of_shrinking(stepper: Any) -> None:
     page.keyboard.press("End")
     assert page.evaluate(SMALL_TEXT_JS) == []
     assert visible(page, ".gt-graph")
+    graph = page.locator(".gt-graph")
+    wide = graph.evaluate("g => g.scrollWidth > g.clientWidth")
+    tall = graph.evaluate("g => g.scrollHeight > g.clientHeight")
+    assert wide or tall
+    step = page.get_attribute(".gt-root", "data-step")
+    page.keyboard.press("Shift+ArrowRight" if wide else "Shift+ArrowDown")
+    moved = graph.evaluate("g => g.scrollLeft + g.scrollTop")
+    assert moved > 0 and page.get_attribute(".gt-root", "data-step") == step
 
 
 def test_reverse_pass_walked_node_by_node(stepper: Any, artifacts: Path) -> None:
@@ -268,11 +278,15 @@ def test_diff_view_marks_what_backward_changed(stepper: Any, artifacts: Path, ex
     assert min(sizes) >= 12
     if not extended:
         page.screenshot(path=str(artifacts / "page-lesson01-diff.png"))
-    page.keyboard.press("b")  # the other state: before backward()
+    page.click("text=show before")  # the other state: before backward() (the B key does the same)
+    assert page.locator(".gt-diff-btn-before, button[aria-pressed='true']", has_text="show before").count() == 1
     assert "grad -" in (grad.text_content() or "")
     assert "BEFORE" in page.locator(".gt-banner").inner_text()
+    page.keyboard.press("b")
+    assert "grad -" not in (grad.text_content() or "")
     page.keyboard.press("d")
     assert page.locator(".gt-graph g.gt-diff-freed").count() == 0
+    assert not page.locator("text=show before").is_visible()
 
 
 def test_presenter_mode_answers_the_keys(stepper: Any, artifacts: Path) -> None:
@@ -436,3 +450,37 @@ def test_axe_finds_no_serious_violations(stepper: Any, scheme: str) -> None:
             if v["impact"] in ("serious", "critical"):
                 bad.append(f"{keys}: {v['id']}: {[n['target'] for n in v['nodes']][:5]}")
     assert bad == []
+
+
+def test_error_step_explains_once_and_marks_culprits(stepper: Any) -> None:
+    """In-place error: the plain-words explanation, PyTorch's message once, the culprits marked, one prediction."""
+    trace = trace_code((ROOT / "examples" / "inplace_error.py").read_text(encoding="utf-8"), {"torch": torch},
+                       filename="inplace_error", raise_errors=False)
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y**2
+    y.add_(1)
+    with pytest.raises(RuntimeError) as raised:
+        z.sum().backward()
+    message = str(raised.value).splitlines()[0]
+    assert trace.error is not None and trace.error.message.splitlines()[0] == message
+    words = explain_error(trace.error, trace)
+    film = json.loads(json.dumps(make_film(trace)))
+    last = film["steps"][-1]
+    last["explanation"] = words.to_text()
+    last["culprits"] = list(words.culprits)
+    last["prediction"] = None
+    page = stepper(film)
+    page.keyboard.press("End")
+    side = page.locator(".gt-what").inner_text()
+    assert side.count(message[:60]) == 1, side
+    assert words.title in page.locator(".gt-explanation").inner_text()
+    assert page.locator(".gt-warning").count() == 0
+    marked = page.evaluate("() => [...document.querySelectorAll('.gt-graph g.gt-m-culprit')].map(g => g.id)")
+    assert sorted(marked) == sorted(f"gt-{c}" for c in words.culprits)
+    assert visible(page, ".gt-srcline.gt-current")
+    page.keyboard.press("Home")
+    page.keyboard.press("e")
+    step = trace.steps[int(page.get_attribute(".gt-root", "data-step") or -1)]
+    assert any(e.kind == "mutate" for e in step.events)
+    assert page.locator(".gt-warning").count() == len(step.predictions[-1:])

@@ -120,13 +120,18 @@ class Film(dict[str, Any]):
         return {"text/plain": repr(self), "text/html": frame}
 
 
+#: A row's identity: its JSON text with sorted keys (one encoder built once: json.dumps with
+#: options builds a new one per call)
+_row_key = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False).encode
+
+
 class _Table:
     def __init__(self) -> None:
         self.rows: list[Any] = []
         self._index: dict[str, int] = {}
 
     def ref(self, row: Any) -> int:
-        key = json.dumps(row, sort_keys=True, ensure_ascii=False)
+        key = _row_key(row)
         if key not in self._index:
             self._index[key] = len(self.rows)
             self.rows.append(row)

@@ -49,8 +49,11 @@ def clean(text: object, limit: int | None = None) -> str:
 
     With ``limit``, longer text is cut and ends with ``…``.
     """
+    text = str(text)
+    if text.isascii() and text.isprintable():  # the common case: nothing to escape (a tab is not printable)
+        return text if limit is None or len(text) <= limit else text[: max(limit - 1, 0)] + "…"
     out = []
-    for ch in str(text):
+    for ch in text:
         if ch == "\t":
             out.append(" ")
         elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
