@@ -92,15 +92,14 @@ def shown_filename(filename: str) -> str:
     import os
     import tempfile
 
-    name = clean(filename)
-    if name.startswith("<") and name.endswith(">"):
+    if filename.startswith("<") and filename.endswith(">"):
         return "your code"
-    norm = os.path.normpath(name)
+    norm = os.path.normpath(filename)
     temp = os.path.normpath(tempfile.gettempdir())
-    base = os.path.basename(norm.replace("\\", "/")) or name
+    base = os.path.basename(norm) or norm
     if norm.startswith(temp + os.sep) or "ipykernel_" in norm or base.startswith("tmp"):
         return "your code"
-    return base
+    return clean(base)
 
 
 def op_name(name: str) -> str:
