@@ -142,8 +142,8 @@ def check_before_after(page: Any, root: Any) -> None:
 def check_details(page: Any, root: Any) -> None:
     """Clicking the PowBackward0 node of x ** 2 shows its details."""
     items = visible(picture(root))
-    node = next(k for k, v in items.items() if v["text"].startswith("n") and f"{FACTS['node']} | exponent="
-                f"{FACTS['exponent']}" in v["text"])
+    # node attributes (exponent=2) live in the details, not in the box
+    node = next(k for k, v in items.items() if "gt-node" in v["cls"] and FACTS["node"] in v["text"])
     root.locator(f".gt-main > .gt-graph svg g#{node}").click()
     details = root.locator(".gt-details")
     page.wait_for_function("([d, name]) => d.textContent.includes(name)", arg=[details.element_handle(), FACTS["node"]])
