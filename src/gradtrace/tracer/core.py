@@ -46,10 +46,10 @@ from ..model import (
     Unbind,
     Untracked,
 )
+from . import safe
 from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
-from . import safe
 from .recorder import BackwardCall, Recorder
 from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
