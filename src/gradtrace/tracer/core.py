@@ -141,8 +141,9 @@ class Tracer:
             sys.settrace(old)
             self._stop_mode()
         if self.exception is not None:  # read untraced: its __str__ may be the learner's code
-            exc = self.exception
-            self.error = Error(type(exc).__name__, safe.exception_message(exc), _lineno_in(exc, self.filename))
+            raised = self.exception
+            self.error = Error(type(raised).__name__, safe.exception_message(raised),
+                               _lineno_in(raised, self.filename))
         try:
             for frame in list(self.pending):
                 self._finish(frame)

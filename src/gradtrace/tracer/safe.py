@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 MAX_TEXT = 2000
+_LAZY: Any = getattr(torch.nn.parameter, "UninitializedTensorMixin", ())  # () where torch has none
 
 
 def clean(text: str) -> str:
@@ -76,7 +77,7 @@ def is_a(obj: Any, cls: type | tuple[type, ...]) -> bool:
 
 def is_lazy(t: Any) -> bool:
     """True for a parameter or buffer that has no shape yet (``nn.LazyLinear`` before its first call)."""
-    return is_a(t, torch.nn.parameter.UninitializedTensorMixin)
+    return is_a(t, _LAZY)
 
 
 def name_items(ns: Any) -> Iterator[tuple[str, Any]]:
