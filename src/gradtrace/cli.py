@@ -21,6 +21,7 @@ import io
 import os
 import re
 import sys
+import sysconfig
 import tempfile
 import tokenize
 import traceback
@@ -425,22 +426,29 @@ _FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<name>.*)
 def without_our_frames(text: str) -> str:
     """A formatted stack (as in an anomaly-mode or compiler warning) without gradtrace's frames.
 
-    Each ``File "...", line N, in f`` line of gradtrace's own files goes, with the
-    source and caret lines under it; so do the stand-in ``<torch call>`` frames.
+    The frames that called the script (the ``gradtrace`` command, gradtrace's
+    runner) go, so the stack starts at the script as under ``python``; so do
+    gradtrace's frames further in and the stand-in ``<torch call>`` frames, each
+    with the source and caret lines under it.
     """
     if "File " not in text:
         return text
-    out: list[str] = []
-    dropping = False
+    blocks: list[tuple[bool | None, list[str]]] = []  # (None: not a frame | a frame: is it ours), lines
     for line in text.splitlines(keepends=True):
         m = _FRAME_LINE.match(line)
         if m is not None:
-            dropping = _ours(m["file"]) or m["name"].strip() == "<torch call>"
-        elif dropping and not line.startswith("    "):
-            dropping = False  # the frame's indented source lines are over
-        if not dropping:
-            out.append(line)
-    return "".join(out)
+            blocks.append((_ours(m["file"]) or m["name"].strip() == "<torch call>", [line]))
+        elif blocks and blocks[-1][0] is not None and line.startswith("    "):
+            blocks[-1][1].append(line)  # the frame's source and caret lines
+        else:
+            blocks.append((None, [line]))
+    frames = [i for i, (ours, _) in enumerate(blocks) if ours is not None]
+    first_ours = next((i for i in frames if blocks[i][0]), None)
+    if first_ours is None:
+        return text
+    start = next((i for i in frames if i > first_ours and not blocks[i][0]), None)
+    drop = {i for i in frames if blocks[i][0] or (start is not None and i < start)}
+    return "".join("".join(lines) for i, (_, lines) in enumerate(blocks) if i not in drop)
 
 
 def _learner_warning(show: Callable[..., Any]) -> Callable[..., Any]:
@@ -474,6 +482,18 @@ def learner_traceback(exc: BaseException) -> str:
     return "".join(te.format())
 
 
+def _helper_file(filename: str) -> bool:
+    """Generated code (``<string>``) or the standard library: what gradtrace's own code calls into."""
+    if filename.startswith("<"):
+        return True
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not any(path.startswith(p) for p in _SITE)
+
+
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+_SITE = tuple(os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib"))
+
+
 def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
     """Drop gradtrace's frames, and the detour a torch function takes through the tracer's torch mode.
 
@@ -481,7 +501,14 @@ def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.Fram
     ``handle_torch_function``, which calls the mode, which calls the same function
     again: Python alone would show that function once, not the detour.
     """
-    kept = [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    kept = []
+    called_by_us = False  # an interrupt can land in code gradtrace itself called (a dataclass, the stdlib)
+    for f in frames:
+        if _ours(f.filename) or f.name == "<torch call>":
+            called_by_us = True
+        elif not (called_by_us and _helper_file(f.filename)):
+            called_by_us = False
+            kept.append(f)
     out: list[traceback.FrameSummary] = []
     for i, f in enumerate(kept):
         if f.name == "handle_torch_function" and f.filename.endswith(os.path.join("torch", "overrides.py")):
@@ -704,7 +731,7 @@ def die_by_sigint() -> None:
 def command_demo(args: argparse.Namespace) -> int:
     import gradtrace
 
-    folder = check_output_dir(args.out)
+    check_output_dir(args.out)
     target = check_output_file(os.path.join(args.out, "forum.html"), "")
     out = io.StringIO()
     saved_stdout = sys.stdout
