@@ -4,9 +4,11 @@ Place in the pipeline: tracer -> model -> **explain** -> render.
 
 ``gradtrace.explain(root)`` is the walkthrough itself: the package is callable.
 
-Everything returned here is plain, frozen data with a text rendering. torch is
-imported only where code must run (the walkthrough runs ``backward()``; filled-in
-formulas compute their figures with torch in the tensor's dtype).
+Everything returned here is plain, frozen data with a text rendering, built from a
+:class:`~gradtrace.model.Trace`. Code runs only through :mod:`gradtrace.run` (quiz,
+compare, and ``explain(root)``, which runs ``root.backward()`` under the tracer).
+torch is imported in one place only: filled-in formulas compute their figures with
+torch in the tensor's dtype (see the import contracts in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from .compare import Comparison, compare
 from .errors import ErrorExplanation, explain_error
 from .formulas import FORMULAS, Filled, FilledPart, Formula, Rule, fill_in, formula_for, rule_text
-from .walkthrough import GradValue, GraphTooLarge, LeafGrad, WalkStep, Walkthrough, walkthrough
+from .walkthrough import GradValue, LeafGrad, WalkStep, Walkthrough, walkthrough, walkthrough_of
 
 __all__ = [
     "Comparison",
@@ -27,7 +29,6 @@ __all__ = [
     "Filled",
     "FilledPart",
     "GradValue",
-    "GraphTooLarge",
     "LeafGrad",
     "WalkStep",
     "Walkthrough",
@@ -39,6 +40,7 @@ __all__ = [
     "formula_for",
     "rule_text",
     "walkthrough",
+    "walkthrough_of",
 ]
 
 
