@@ -8,6 +8,7 @@ lint=""
 for d in src tests benchmarks examples assets; do [ -d "$d" ] && lint="$lint $d"; done
 $PY -m ruff check $lint || status=1
 $PY -m mypy || status=1
+PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" $PY -c "import sys; from importlinter.cli import lint_imports_command as c; sys.exit(c())" --no-logo --no-cache || status=1  # import contracts (pyproject)
 $PY -m pytest -q -p no:cacheprovider "$@"
 rc=$?
 if [ $rc -eq 5 ]; then

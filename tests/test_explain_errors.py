@@ -195,3 +195,48 @@ def test_blog_program_error_is_the_list():
     x = torch.from_numpy(np.array([1.0, 2.0])).requires_grad_()
     exc = _raise(lambda: 4 * x[1] * [1])
     assert explain_error(exc).fix.endswith("4 * x[1] * x[1].")
+
+
+def _lines_whose_removal_fixes(src: str, candidates: list[int]) -> list[int]:
+    """The in-place lines PyTorch's failure depends on: without them the plain program runs."""
+    lines = src.splitlines()
+    needed = []
+    for n in candidates:
+        try:
+            exec("\n".join(line for i, line in enumerate(lines, start=1) if i != n), {})
+        except RuntimeError:
+            continue
+        needed.append(n)
+    return needed
+
+
+TWO_STALE = (
+    "import torch\n"
+    "a = torch.rand(3, requires_grad=True) * 1\n"
+    "b = torch.rand(3, requires_grad=True) * 1\n"
+    "c = a * a\n"
+    "d = b * b\n"
+    "a.add_(1)\n"
+    "b.add_(1)\n"
+    "c.sum().backward()\n"
+)
+
+
+@pytest.mark.parametrize("src", [TWO_STALE, TWO_STALE.replace("c.sum().backward()", "d.sum().backward()"),
+                                 TWO_STALE.replace("a.add_(1)\nb.add_(1)", "b.add_(1)\na.add_(1)")])
+def test_inplace_culprit_is_the_value_the_failing_backward_reads(src):
+    trace = gradtrace.trace_code(src, raise_errors=False)
+    assert trace.error is not None
+    needed = _lines_whose_removal_fixes(src, [6, 7])
+    assert len(needed) == 1
+    e = explain_error(trace.error, trace)
+    assert e.line == needed[0]
+    assert e.code == src.splitlines()[needed[0] - 1]
+    changed = e.code.split(".")[0]
+    other = "b" if changed == "a" else "a"
+    last = trace.last
+    tensors = [c for c in e.culprits if c.startswith("t")]
+    assert tensors == [last.bindings[changed]]
+    assert last.bindings[other] not in e.culprits
+    saved_by = [v for k, v in e.details if k == "saved_by"]
+    assert saved_by and all(last.nodes[v.split()[0]].inputs for v in saved_by)

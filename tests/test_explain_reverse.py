@@ -66,3 +66,28 @@ def test_temporary_root_is_named_by_its_node():
 def test_step_without_backward_has_no_reverse_pass():
     trace = gradtrace.trace_code(FORUM_ORIGINAL, {})
     assert all(reverse_lines(s) == [] for s in trace.steps if not s.events_of("backward"))
+
+
+HOOKED = """import torch
+x = torch.tensor([7., 13.], requires_grad=True)
+y = x * 3
+h = {on}.register_hook(lambda g: g * 10)
+f = (y * x).sum()
+f.backward()
+"""
+
+
+@pytest.mark.parametrize("on", ["x", "y"])
+def test_a_hook_that_changes_a_gradient_is_said(on):
+    source = HOOKED.format(on=on)
+    plain, _ = run_plain(source)
+    step, _event = backward_step(source)
+    text = "\n".join(reverse_lines(step))
+    assert "hook" in text
+    assert f"= {fmt_values(plain['x'].grad.tolist())}" in text
+    # what was sent before the hook changed it, as PyTorch computes it without the hook
+    unhooked, _ = run_plain(source.replace("h = ", "# "))
+    if on == "x":
+        assert fmt_values(unhooked["x"].grad.tolist()) in text
+    else:
+        assert fmt_values(unhooked["x"].detach().tolist()) in text

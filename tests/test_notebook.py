@@ -64,8 +64,11 @@ def test_bundle_outside_a_kernel_is_text_and_html(forum):
     assert bundle["text/plain"] == forum.to_text()
     assert WIDGET_MIME not in bundle  # no kernel: no widget
     page = bundle["text/html"]
-    assert "<script type='module'>" in page and "mount(el, JSON.parse" in page
-    film = json.loads(re.search(r"<script type='application/json' id='[^']+'>(.*?)</script>", page, re.S)[1])
+    assert "<script type='module'>" in page and "export function mount" in page
+    found = re.search(r'<script type="application/json" id="([^"]+)-film" data-gt-film="([^"]+)"[^>]*>(.*?)</script>',
+                      page, re.S)
+    assert found and found[1] == found[2] and f"id='{found[1]}'" in page  # the film names the element it steps in
+    film = json.loads(found[3])
     assert len(film["steps"]) == len(forum.steps)
     assert "</script" not in page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
 
@@ -86,8 +89,13 @@ def test_embed_ids_differ_per_display(forum):
     assert len(ids) == 2
 
 
-def test_widget_esm_inlines_the_stepper():
+def test_one_front_end_shipped_one_way(forum):
+    """The widget's ESM, the notebook's static HTML and the standalone page carry the same stepper module."""
+    from gradtrace.render.html import trace_html
+
     esm = assets.widget_esm()
+    assert f"<script type='module'>\n{esm}\n</script>" in embed_html(forum)
+    assert f'<script type="module">{esm}</script>' in trace_html(forum)
     assert "export function mount" in esm and "export default { render }" in esm
     assert not re.search(r"^import ", esm, re.M), "anywidget cannot resolve a relative import"
     assert esm.count("export default") == 1

@@ -296,3 +296,19 @@ def test_mimebundles_without_a_kernel():
     vb = verdict._repr_mimebundle_()
     assert vb["text/plain"] == verdict.to_text()
     assert "Not quite." in vb["text/html"]
+
+
+@pytest.mark.parametrize("code, line", [
+    ("a = torch.rand(3)\nc = torch.empty(3)\ntorch.cumsum(a.mul_(2), 0, out=c)\n", 3),
+    ("a = torch.rand(3)\nv = a[:2]\nv.mul_(2)\n", 3),
+    ("a = torch.rand(3)\nv = a.view(3)[1:]\nw = v[:1]\nw.add_(1)\n", 4),
+])
+def test_through_a_view_only_for_real_views(code, line):
+    ns: dict = {"torch": torch}
+    exec(code, ns)
+    tensors = {k: v for k, v in ns.items() if isinstance(v, torch.Tensor)}
+    views = {(k, j) for k, v in tensors.items() for j, w in tensors.items()
+             if k != j and v.untyped_storage().data_ptr() == w.untyped_storage().data_ptr()
+             and (v._base is w or w._base is v or (v._base is not None and v._base is w._base))}
+    text = gradtrace.quiz(code, ask=REBIND_OR_MUTATE, line=line).check("mutation").explanation
+    assert ("view" in text) == bool(views), text

@@ -24,10 +24,6 @@ NOTEBOOK = "forum_whatif1.ipynb"
 PICTURE_JS = """(root) => [...root.querySelectorAll(':scope .gt-main > .gt-graph svg g[id^="gt-"]')].map(g => ({
   id: g.id, cls: g.getAttribute('class') || '',
   text: [...g.querySelectorAll('text')].map(t => t.textContent).join(' | ')}))"""
-COLUMN_JS = """(col) => [...col.querySelectorAll('svg g[id^="gt-"]')].map(g => ({
-  id: g.id, cls: g.getAttribute('class') || '',
-  text: [...g.querySelectorAll('text')].map(t => t.textContent).join(' | '),
-  freed: g.querySelectorAll('text.gt-row-freed').length}))"""
 
 
 def pytorch_facts() -> dict[str, Any]:
@@ -119,23 +115,28 @@ def check_stepping(page: Any, root: Any, on_focus: Any = None) -> None:
 
 
 def check_before_after(page: Any, root: Any) -> None:
-    """The before/after-backward() view: x.grad appears after, the saved values are freed after."""
+    """The before/after-backward() view, one picture: freed saved values and the changed .grad are marked."""
     root.locator(".gt-compare-btn").click()
-    cols = root.locator(".gt-compare:not(.gt-off) .gt-compare-col")
-    cols.first.wait_for()
-    assert cols.count() == 2
-    assert cols.nth(0).locator(".gt-heading").inner_text().startswith("before")
-    assert cols.nth(1).locator(".gt-heading").inner_text().startswith("after")
-    before = visible({g["id"]: g for g in cols.nth(0).evaluate(COLUMN_JS)})
-    after = visible({g["id"]: g for g in cols.nth(1).evaluate(COLUMN_JS)})
+    page.wait_for_function("(r) => r.classList.contains('gt-diffing')", arg=root.element_handle())
+    after = visible(picture(root))
     grad = f"grad {num(FACTS['x_grad'])}"
-    assert any(grad in v["text"] for v in after.values()), after
-    assert not any(grad in v["text"] for v in before.values())
-    assert sum(int(v["freed"]) for v in after.values()) == FACTS["freed"]
-    assert sum(int(v["freed"]) for v in before.values()) == 0
+    freed = [k for k, v in after.items() if "gt-diff-freed" in v["cls"].split() and "node" in v["cls"].split()]
+    assert len(freed) == FACTS["freed"], after
+    assert root.locator(".gt-tag-freed").count() == FACTS["freed"]
+    tags = root.locator(".gt-tag-grad").all_text_contents()
+    assert any(t.endswith(f"→ {num(FACTS['x_grad'])}") for t in tags), tags
+    changed = [k for k, v in after.items() if "gt-diff-grad" in v["cls"].split()]
+    assert any(grad in after[k]["text"] for k in changed), after
+    root.locator(".gt-status").click()
+    page.keyboard.press("b")  # the other state: just before backward()
+    page.wait_for_function("(r) => r.querySelector('.gt-banner').textContent.startsWith('BEFORE')",
+                           arg=root.element_handle())
+    before = visible(picture(root))
+    assert not any(grad in v["text"] for v in before.values()), before
+    assert sum(v["text"].count("(freed)") for v in before.values()) == 0
     assert sum(v["text"].count("(freed)") for v in after.values()) == FACTS["freed"]
     root.locator(".gt-compare-btn").click()
-    root.locator(".gt-compare.gt-off").wait_for(state="attached")
+    page.wait_for_function("(r) => !r.classList.contains('gt-diffing')", arg=root.element_handle())
 
 
 def check_details(page: Any, root: Any) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from .compare import Comparison, compare
 from .errors import ErrorExplanation, explain_error
 from .formulas import FORMULAS, Filled, FilledPart, Formula, Rule, fill_in, formula_for, rule_text
-from .walkthrough import GradValue, GraphTooLarge, LeafGrad, WalkStep, Walkthrough, walkthrough
+from .walkthrough import GradValue, LeafGrad, WalkStep, Walkthrough, walkthrough, walkthrough_of
 
 __all__ = [
     "Comparison",
@@ -27,7 +27,6 @@ __all__ = [
     "Filled",
     "FilledPart",
     "GradValue",
-    "GraphTooLarge",
     "LeafGrad",
     "WalkStep",
     "Walkthrough",
@@ -39,6 +38,7 @@ __all__ = [
     "formula_for",
     "rule_text",
     "walkthrough",
+    "walkthrough_of",
 ]
 
 

@@ -27,6 +27,8 @@ def _head(w: Walkthrough) -> list[str]:
                      "a vector-Jacobian product, not a full Jacobian.")
     else:
         lines.append(f"It starts with ∂{w.root_name}/∂{w.root_name} = {w.seed.text}.")
+    if w.note:
+        lines.append(f"({w.note})")
     if w.retain_graph:
         lines.append("retain_graph=True: the saved values are kept, so backward() can run again.")
     return lines
@@ -38,6 +40,8 @@ def _step_lines(step: WalkStep) -> list[str]:
         lines.append(f"       grad in: {step.parts_sum}   (paths meet here and add up)")
     else:
         lines.append(f"       grad in: {', '.join(_g(g) for g in step.grad_in)}")
+    if step.hook:
+        lines.append(f"       ({step.hook})")
     for label, value in step.retained:
         lines.append(f"       {label}.grad is kept (retain_grad): {value.text}")
     if step.is_accumulate:
@@ -75,4 +79,8 @@ def walkthrough_text(w: Walkthrough, max_steps: int = 200) -> str:
     if w.leaves:
         lines.append("Result:")
         lines += [f"  {leaf.label}.grad = {leaf.chain}" for leaf in w.leaves]
+        hooked = [s.label or s.node for s in w.steps if s.hook]
+        if hooked:
+            lines.append(f"  (a hook changed the gradient reaching {', '.join(hooked)}; "
+                         "the figures above are the ones PyTorch used, after the hook)")
     return "\n".join(lines)

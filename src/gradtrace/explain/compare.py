@@ -2,21 +2,32 @@
 
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
-The graph behind one output (by default the tensor the program last assigned
+The graph behind one output (by default the tensor each program last assigned
 to a name) is written in a canonical form: nodes numbered in the order a walk
 from the output meets them (inputs in order), each with its operation, its
 attributes (exponent, alpha, dim, ...) and which numbered nodes feed it; leaves
 are described by shape, dtype and value. Names play no part, so ``x = x ** 2``
 and ``y = x ** 2`` give the same form, while ``x ** 3`` of the leaf and ``x ** 3``
 of ``x ** 2`` do not.
+
+Source code runs through :func:`gradtrace.run.run_traced`. A name both programs
+read but neither defines (``x`` in ``x = x ** 2``) is given to both as the same
+leaf, ``torch.tensor(2., requires_grad=True)``, unless ``setup`` code defines it;
+the comparison says so. Bad input (code that fails, an output no program
+names) raises ``ValueError`` with a one-line message.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 from dataclasses import dataclass
 from typing import Any
 
 from ..model import Bind, Rebind, Step, Trace
+
+#: What a name both programs read but neither defines stands for.
+GIVEN_LEAF = "torch.tensor(2., requires_grad=True)"
 
 
 @dataclass(frozen=True)
@@ -43,51 +54,99 @@ class CanonicalNode:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Whether two programs' graphs for ``output`` are the same, and the first difference."""
+    """Whether two programs' graphs for ``output`` are the same, and the first difference.
+
+    ``output`` names A's output; ``output_b`` B's when it has another name. ``given``
+    lists the names neither program defined, which both got as the same leaf.
+    """
 
     same: bool
     output: str
     a: tuple[CanonicalNode, ...]
     b: tuple[CanonicalNode, ...]
     difference: str | None
+    output_b: str | None = None
+    given: tuple[str, ...] = ()
 
     def to_text(self) -> str:
-        head = (f"Same graph for {self.output}: the same operations, wired the same way from the same leaves."
-                if self.same else f"Different graphs for {self.output}: {self.difference}")
-        lines = [head, "  A:"] + [f"    {n.describe()}" for n in self.a]
+        what = self.output if self.output_b in (None, self.output) else f"{self.output} (A) and {self.output_b} (B)"
+        head = (f"Same graph for {what}: the same operations, wired the same way from the same leaves."
+                if self.same else f"Different graphs for {what}: {self.difference}")
+        lines = [head]
+        if self.given:
+            lines.append(f"  ({', '.join(self.given)} defined by neither program: both got "
+                         f"{' and '.join(f'{n} = {GIVEN_LEAF}' for n in self.given)})")
+        lines += ["  A:"] + [f"    {n.describe()}" for n in self.a]
         lines += ["  B:"] + [f"    {n.describe()}" for n in self.b]
         return "\n".join(lines)
 
     __str__ = to_text
 
 
-def _as_trace(program: str | Trace | Step) -> Step:
+def _free_names(source: str) -> set[str]:
+    """Names ``source`` reads but never binds (and that are not builtins)."""
+    tree = ast.parse(source)
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return {n for n in loaded - bound if not hasattr(builtins, n) and n != "torch"}
+
+
+def _run_program(source: str, which: str, setup: str | None, given: tuple[str, ...]) -> Trace:
+    from ..run import run_traced  # runs the code: the tracer does, explain only reads the result
+
+    ns: dict[str, Any] = {}
+    prelude = (setup.rstrip("\n") + "\n") if setup else ""
+    prelude += "".join(f"{name} = {GIVEN_LEAF}\n" for name in given)
+    if prelude:
+        exec(compile("import torch\n" + prelude, f"<compare setup {which}>", "exec"), ns)
+    run = run_traced(source, ns, filename=f"<program {which}>", keep_last=False, import_torch=True)
+    if run.exception is not None:
+        err = run.trace.error
+        where = f" at line {err.lineno}" if err is not None and err.lineno else ""
+        message = str(run.exception).splitlines()[0] if str(run.exception) else ""
+        raise ValueError(f"compare: program {which} raised {type(run.exception).__name__}{where}: {message} "
+                         "(pass setup= code that defines what it needs)")
+    return run.trace
+
+
+def _as_step(program: str | Trace | Step, which: str, setup: str | None, given: tuple[str, ...]) -> Step:
     if isinstance(program, Step):
         return program
     if isinstance(program, str):
-        from .. import trace_code  # runs the code: the tracer does, explain only reads the result
-
-        program = trace_code(program)
+        program = _run_program(program, which, setup, given)
     step = program.last
     if step is None:
-        raise ValueError("the program recorded no step")
+        raise ValueError(f"compare: program {which} recorded no step")
     return step
 
 
 def last_assigned(program: Trace | Step) -> str | None:
-    """The name the program assigned a tensor to last (the default output)."""
+    """The name the program assigned a tensor to last (the default output), if it still names one."""
     steps = program.steps if isinstance(program, Trace) else (program,)
+    final = program.last if isinstance(program, Trace) else program
     for step in reversed(steps):
         for event in reversed(step.events):
-            if isinstance(event, (Bind, Rebind)):
+            if isinstance(event, (Bind, Rebind)) and final is not None and event.name in final.bindings:
                 return event.name
+    if final is not None and final.bindings:
+        return list(final.bindings)[-1]
     return None
 
 
 def canonical(step: Step, output: str) -> tuple[CanonicalNode, ...]:
     """The canonical form of the graph behind the tensor named ``output`` at ``step``."""
-    if output not in step.bindings:
-        raise KeyError(f"no tensor named {output!r} at the end of the program")
+    if output not in step.bindings or step.bindings[output] not in step.tensors:
+        named = ", ".join(list(step.bindings)[:10]) or "none"
+        raise ValueError(f"no tensor named {output!r} at the end of the program (its tensors: {named})")
     info = step.tensors[step.bindings[output]]
     if info.grad_fn is None:
         return (CanonicalNode(0, _leaf_op(step, info.id), (), (), "", tuple(step.names_of(info.id))),)
@@ -161,30 +220,57 @@ def _feeds(nodes: tuple[CanonicalNode, ...], index: int) -> str:
     return f" (it feeds #{users[0].index} {users[0].op})" if users else " (the output's own node)"
 
 
-def compare(a: str | Trace | Step, b: str | Trace | Step, output: str | None = None) -> Comparison:
-    """Compare the graphs two programs build for ``output``.
+def compare(a: str | Trace | Step, b: str | Trace | Step, output: str | None = None, *,
+            setup: str | None = None) -> Comparison:
+    """Compare the graphs two programs build for their outputs.
 
-    ``a`` and ``b`` are source code (traced with :func:`gradtrace.trace_code`),
-    Traces or Steps. ``output`` names the tensor to compare; by default the name
-    the first program assigned last (``f`` in ``f = x + x3``).
+    ``a`` and ``b`` are source code (run under the tracer), Traces or Steps.
+    ``output`` names the tensor to compare in both; by default each program's own
+    output, the tensor it assigned to a name last (``x`` in ``x = x ** 2``, ``y`` in
+    ``y = x ** 2``: names play no part, those two build the same graph). ``setup``
+    is code run before each program of source code. Raises ``ValueError`` (one line)
+    for code that fails and for an output a program does not name.
     """
-    step_a, step_b = _as_trace(a), _as_trace(b)
-    if output is None:
-        output = last_assigned(a if isinstance(a, (Trace, Step)) else step_a) or "output"
-        if isinstance(a, str):
-            output = _last_name_in_source(a) or output
-    form_a, form_b = canonical(step_a, output), canonical(step_b, output)
+    given: tuple[str, ...] = ()
+    sources = [p for p in (a, b) if isinstance(p, str)]
+    if sources:
+        bound_by_setup = _bound_names(setup) if setup else set()
+        free = set.union(*(_free_names(src) for src in sources)) - bound_by_setup
+        given = tuple(sorted(free))
+    step_a, step_b = _as_step(a, "A", setup, given), _as_step(b, "B", setup, given)
+    out_a = output or _default_output(a, step_a, "A")
+    out_b = output or _default_output(b, step_b, "B")
+    form_a, form_b = canonical(step_a, out_a), canonical(step_b, out_b)
     difference = _first_difference(form_a, form_b)
-    return Comparison(difference is None, output, form_a, form_b, difference)
+    return Comparison(difference is None, out_a, form_a, form_b, difference,
+                      None if out_b == out_a else out_b, given)
 
 
-def _last_name_in_source(source: str) -> str | None:
-    import ast
+def _bound_names(source: str) -> set[str]:
+    tree = ast.parse(source)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    names |= {(al.asname or al.name).split(".")[0] for al in ast.walk(tree) if isinstance(al, ast.alias)}
+    return names
 
+
+def _default_output(program: str | Trace | Step, step: Step, which: str) -> str:
+    name = last_assigned(program if isinstance(program, (Trace, Step)) else step)
+    if isinstance(program, str):
+        trace_name = _last_tensor_assigned_in_source(program, step)
+        name = trace_name or name
+    if name is None:
+        raise ValueError(f"compare: program {which} names no tensor at its end: nothing to compare "
+                         "(assign the output to a name, or pass output=)")
+    return name
+
+
+def _last_tensor_assigned_in_source(source: str, step: Step) -> str | None:
+    """The last name an assignment statement of ``source`` binds that names a tensor at the end."""
     name = None
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in step.bindings:
                     name = target.id
     return name

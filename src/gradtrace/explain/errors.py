@@ -233,7 +233,10 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
     if step is None:
         return _with(base, details=tuple(details))
     culprits: list[str] = []
+    reachable = _reachable_from_code(step)
     for node in step.nodes.values():
+        if reachable and node.id not in reachable:
+            continue  # stale, but not on the path of the backward() that failed
         for saved in node.saved:
             stale = saved.state == STALE or (saved.saved_version is not None and saved.version is not None
                                              and saved.saved_version != saved.version)
@@ -242,6 +245,20 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
                 details.append(("saved_by", f"{node.id} {node.name} saved {saved.name}"))
     line, code = _mutation_line(trace, [c for c in culprits if c.startswith("t")])
     return _with(base, culprits=tuple(culprits), details=tuple(details), line=line, code=code)
+
+
+def _reachable_from_code(step: Step) -> set[str]:
+    """Nodes reachable from the tensors the failing statement names (what its backward() walks)."""
+    start = [step.tensors[t].grad_fn for t in _names_in(step.code, step) if t in step.tensors]
+    seen: set[str] = set()
+    stack = [n for n in start if n is not None]
+    while stack:
+        nid = stack.pop()
+        if nid in seen or nid not in step.nodes:
+            continue
+        seen.add(nid)
+        stack.extend(e.node for e in step.nodes[nid].inputs if e is not None)
+    return seen
 
 
 def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None]:

@@ -9,11 +9,11 @@ when the question is made.
 Three kinds of question:
 
 ``ask="x.grad"`` (any expression: ``"y.grad"``, ``"x._version"``, ``"y.requires_grad"``)
-    The code runs with real torch, one top-level statement at a time; a statement
-    ``<tensor>.backward(...)`` runs through :func:`~gradtrace.explain.walkthrough.walkthrough`
-    (the same ``backward()``, with hooks that record the numbers; PyTorch's results
-    are bit-identical), then ``ask`` is evaluated. If the code raises, the answer
-    is the error: the learner answers with its type (``TypeError``).
+    The code runs with real torch under the tracer (:func:`gradtrace.run.run_traced`);
+    every ``backward()`` it makes is explained from the trace
+    (:func:`~gradtrace.explain.walkthrough.walkthrough_of`, with the trace's node ids),
+    then ``ask`` is evaluated. If the code raises, the answer is the error: the
+    learner answers with its type (``TypeError``).
 ``ask=GRAPH_LINES`` ("which line changes the graph?")
     The lines whose statements created backward nodes, read from a trace.
 ``ask=REBIND_OR_MUTATE`` ("rebinding or mutation?") with ``line=``
@@ -45,8 +45,11 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Bind, Create, Mutate, Rebind, Step, Trace
+from ..model import Backward, Bind, Create, Mutate, Rebind, Step, Trace
+from ..run import run_traced
 from ._numbers import fmt_values
+from .errors import explain_error
+from .walkthrough import Walkthrough, walkthrough_of
 
 __all__ = ["GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Question", "Verdict", "quiz"]
 
@@ -168,7 +171,7 @@ class _Run:
     """What running the program gave: the answer, the walkthroughs, warnings, the error."""
 
     truth: _Truth
-    walks: tuple[tuple[int, Any], ...] = ()
+    walks: tuple[tuple[int, Walkthrough], ...] = ()
     warnings: tuple[str, ...] = ()
     error: str = ""
     error_line: int | None = None
@@ -360,10 +363,13 @@ def _listify(value: Any, text: str) -> Any:
     raise ValueError(f"Could not read {text!r} as a number or a list of numbers.")
 
 
-def _truth_of(value: Any) -> _Truth:
-    import torch
+def _is_tensor(value: Any) -> bool:
+    """A torch tensor, told by what it has (explain does not import torch)."""
+    return all(hasattr(value, a) for a in ("detach", "tolist", "dtype", "shape", "grad_fn"))
 
-    if isinstance(value, torch.Tensor):
+
+def _truth_of(value: Any) -> _Truth:
+    if _is_tensor(value):
         t = value.detach()
         dtype = str(t.dtype).split(".")[-1]
         return _Truth("tensor", t.tolist(), fmt_values(t.tolist(), dtype), dtype, tuple(t.shape))
@@ -382,88 +388,40 @@ def _truth_of(value: Any) -> _Truth:
 # --------------------------------------------------------------------------- running the code
 
 
-@dataclass
-class _BackwardCall:
-    receiver: ast.expr
-    gradient: ast.expr | None
-    retain_graph: ast.expr | None
-    inputs: ast.expr | None
-
-
-def _backward_call(stmt: ast.stmt) -> _BackwardCall | None:
-    """``<expr>.backward(gradient, retain_graph, inputs=...)`` as a statement of its own, else None."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return None
-    call = stmt.value
-    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward"):
-        return None
-    if len(call.args) > 2 or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    named = {k.arg: k.value for k in call.keywords}
-    if None in named or not set(named) <= {"gradient", "retain_graph", "inputs"}:
-        return None
-    args = list(call.args) + [None] * (2 - len(call.args))
-    return _BackwardCall(call.func.value, named.get("gradient", args[0]), named.get("retain_graph", args[1]),
-                         named.get("inputs"))
-
-
-def _eval(node: ast.expr | None, ns: dict[str, Any]) -> Any:
-    if node is None:
-        return None
-    return eval(compile(ast.Expression(node), _FILENAME, "eval"), ns)
-
-
-def _run_statement(stmt: ast.stmt, ns: dict[str, Any], walks: list[tuple[int, Any]]) -> None:
-    import torch
-
-    from .walkthrough import GraphTooLarge, walkthrough
-
-    call = _backward_call(stmt)
-    root = _eval(call.receiver, ns) if call is not None else None
-    if call is None or not isinstance(root, torch.Tensor):
-        exec(compile(ast.Module(body=[stmt], type_ignores=[]), _FILENAME, "exec"), ns)
-        return
-    gradient, retain, inputs = (_eval(call.gradient, ns), _eval(call.retain_graph, ns), _eval(call.inputs, ns))
-    try:
-        walk = walkthrough(root, gradient, bool(retain), inputs, names=ns, root_name=ast.unparse(call.receiver))
-    except GraphTooLarge:
-        root.backward(gradient, retain_graph=retain, inputs=inputs)
-        return
-    walks.append((stmt.lineno, walk))
-
-
-def _error_text(exc: BaseException, line: int, code: str) -> str:
+def _error_text(exc: BaseException, line: int | None, code: str, trace: Trace) -> str:
     lines = code.splitlines()
-    where = f"line {line}: {lines[line - 1].strip()}" if 0 < line <= len(lines) else f"line {line}"
+    where = f"line {line}: {lines[line - 1].strip()}" if line and 0 < line <= len(lines) else f"line {line}"
     text = f"{type(exc).__name__} at {where}\n{exc}".rstrip()
-    try:
-        from .errors import explain_error
-    except ImportError:  # pragma: no cover - the errors module ships with the package
-        return text
-    return text + "\n\n" + explain_error(exc).to_text()
+    return text + "\n\n" + explain_error(exc, trace).to_text()
+
+
+def _walks(trace: Trace) -> tuple[tuple[int, Walkthrough], ...]:
+    """The walkthrough of every recorded ``backward()``, with the trace's ids, and its line."""
+    out = []
+    for step in trace.steps:
+        for event in step.events:
+            if isinstance(event, Backward) and event.flow:
+                out.append((step.lineno, walkthrough_of(step, event)))
+    return tuple(out)
 
 
 def _run(code: str, ask: str, namespace: Mapping[str, Any] | None) -> _Run:
-    import torch
-
-    ns: dict[str, Any] = {"torch": torch, **(namespace or {})}
-    walks: list[tuple[int, Any]] = []
-    tree = ast.parse(code, _FILENAME)
+    ns: dict[str, Any] = dict(namespace or {})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for stmt in tree.body:
-            try:
-                _run_statement(stmt, ns, walks)
-            except Exception as exc:  # the learner's code may raise anything: that is the answer
-                truth = _Truth("error", type(exc).__name__, type(exc).__name__)
-                return _Run(truth, tuple(walks), _warning_texts(caught), _error_text(exc, stmt.lineno, code),
-                            stmt.lineno)
+        run = run_traced(code, ns, filename=_FILENAME, keep_last=False, import_torch=True)
+        walks = _walks(run.trace)
+        if run.exception is not None:  # the learner's code may raise anything: that is the answer
+            exc = run.exception
+            line = run.trace.error.lineno if run.trace.error is not None else None
+            truth = _Truth("error", type(exc).__name__, type(exc).__name__)
+            return _Run(truth, walks, _warning_texts(caught), _error_text(exc, line, code, run.trace), line)
         try:
-            value = eval(compile(ask, "<ask>", "eval"), ns)
+            value = eval(compile(ask, "<ask>", "eval"), run.namespace)
         except Exception as exc:
             raise ValueError(f"quiz: the code ran, but ask={ask!r} could not be evaluated: "
                              f"{type(exc).__name__}: {exc}") from exc
-    return _Run(_truth_of(value), tuple(walks), _warning_texts(caught))
+    return _Run(_truth_of(value), walks, _warning_texts(caught))
 
 
 def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]:
@@ -480,12 +438,7 @@ def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]
 
 
 def _trace(code: str, namespace: Mapping[str, Any] | None) -> Trace:
-    import torch
-
-    from ..tracer import trace_code
-
-    ns: dict[str, Any] = {"torch": torch, **(namespace or {})}
-    return trace_code(code, ns, filename=_FILENAME, raise_errors=False)
+    return run_traced(code, dict(namespace or {}), filename=_FILENAME, keep_last=False, import_torch=True).trace
 
 
 def _node_name(step: Step, node_id: str) -> str:
@@ -633,17 +586,28 @@ def _rebind_words(e: Rebind, step: Step) -> str:
 def _mutate_words(e: Mutate, step: Step) -> str:
     names = step.names_of(e.tensor)
     who = f"{e.tensor} ({', '.join(names)})" if names else e.tensor
-    by = f" by {e.op}" if e.op else ""
+    view = e.via is not None and shares_view(step, e.tensor, e.via)
+    by = f" by {e.op}" if e.op and (e.via is None or view) else ""
     text = f"Mutation: tensor object {who} changed in place{by}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:
         before = _node_name(step, e.grad_fn_before) if e.grad_fn_before else "None"
         after = _node_name(step, e.grad_fn_after) if e.grad_fn_after else "None"
         text += f", grad_fn {before} → {after}"
-    if e.via:
+    if view:
         text += f" (changed through the view {e.via})"
+    elif e.via is not None:
+        text += f" (written in the same statement as the in-place change of {e.via})"
     if e.stale:
         text += "; now stale: " + ", ".join(f"{saved} saved by {_node_name(step, node)}" for node, saved in e.stale)
     return text + "."
+
+
+def shares_view(step: Step, a: str, b: str) -> bool:
+    """Whether tensors ``a`` and ``b`` are a view and its base, or two views of one base, at ``step``."""
+    ta, tb = step.tensors.get(a), step.tensors.get(b)
+    if ta is None or tb is None or a == b:
+        return False
+    return (ta.base or a) == (tb.base or b)
 
 
 def _resolve_line(code: str, line: int | str | None) -> int:

@@ -39,7 +39,14 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
     for flow in event.flow:
         node = step.nodes.get(flow.node)
         name = node.name if node is not None else "?"
-        lines.append(f"  {flow.node} {name}: gets {_incoming(flow, arrived.get(flow.node, []), dtype)}")
+        parts = arrived.get(flow.node, [])
+        hooked = _hook_note(step, node, flow, parts, dtype)
+        if hooked:
+            sent = " + ".join(_txt(p, dtype) for p in parts)
+            lines.append(f"  {flow.node} {name}: gets {_txt(flow.grad_in[0], dtype)}")
+            lines.append(f"      (sent: {sent}; {hooked})")
+        else:
+            lines.append(f"  {flow.node} {name}: gets {_incoming(flow, parts, dtype)}")
         if node is None:
             continue
         if node.variable is not None:
@@ -68,6 +75,34 @@ def _incoming(flow: Flow, parts: list[Summary], dtype: str) -> str:
     if len(parts) > 1:
         return " + ".join(_txt(p, dtype) for p in parts) + f" = {text}   (paths meet and add up)"
     return text
+
+
+def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summary], dtype: str) -> str:
+    """A sentence when a tensor hook changed the gradient between the senders and this node."""
+    got = flow.grad_in[0] if len(flow.grad_in) == 1 else None
+    if got is None or got.values is None or not parts or any(p.values is None for p in parts):
+        return ""
+    if len(parts) == 1:
+        sent: object = parts[0].values
+    else:
+        from ._numbers import to_tensor  # the sum as PyTorch adds it, in the dtype
+
+        total = to_tensor(parts[0].values, dtype)
+        for p in parts[1:]:
+            total = total + to_tensor(p.values, dtype)
+        sent = total.tolist()
+    if _same(sent, got.values):
+        return ""
+    who = flow.node if node is None else (_who(step, node.variable) if node.variable else _output_name(step, node))
+    return (f"a hook changed the gradient on its way to {who}: {fmt_values(sent, dtype)} was sent, "
+            f"{_txt(got, dtype)} arrived; the figures below use what arrived")
+
+
+def _output_name(step: Step, node: NodeInfo) -> str:
+    for tid, info in step.tensors.items():
+        if info.grad_fn == node.id and step.names_of(tid):
+            return _who(step, tid)
+    return node.id
 
 
 def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:

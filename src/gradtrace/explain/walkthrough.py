@@ -2,38 +2,34 @@
 
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
-:func:`walkthrough` runs the real ``root.backward(...)`` with a pre-hook and a
-hook on every node of the graph. The hooks' closures hold only integers and a
-list of plain records (never a node or a tensor, which would keep the whole graph
-alive), and every handle is removed afterwards, even when ``backward()`` raises.
-With hooks on every node PyTorch's results are bit-identical to a run without.
+:func:`walkthrough_of` is a pure function of a trace: it reads one recorded
+``backward()`` (a :class:`~gradtrace.model.Backward` event, whose ``flow`` the
+tracer recorded node by node in the order the engine ran them) and the step's
+nodes. :func:`walkthrough` (``gradtrace.explain(root)``) runs the real
+``root.backward(...)`` under the tracer first (:func:`gradtrace.run.backward_traced`);
+explain itself never touches a live node.
 
 The result is plain data: for each node in the order the engine ran it, the
 gradient that entered it (and, where several paths met, the parts that were
 summed), its local rule filled in with its own numbers, and the gradient it sent
 to each input, as torch computed it. Leaves show how ``.grad`` changed,
 including accumulation across several ``backward()`` calls. For f = x² + x³ at
-x = 42 the leaf reads ``1·(2·42) + 1·(3·42²) = 84 + 5292 = 5376``.
+x = 42 the leaf reads ``1·(2·42) + 1·(3·42²) = 84 + 5292 = 5376``. Where a tensor
+hook changed a gradient between the node that sent it and the node that received
+it, the step says so, with both figures.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import NodeInfo
-from ._live import input_meta, node_info, summarize
-from ._numbers import MAX_ELEMENTS, dtype_name, fmt_values, to_tensor
-from .formulas import ACCUMULATE_GRAD, Filled, fill_in, formula_for
-
-#: Graphs with more nodes are not walked (touching every node of a very deep graph
-#: from Python makes freeing it later recurse on the C stack).
-MAX_NODES = 20_000
-
-
-class GraphTooLarge(ValueError):
-    """The graph has more nodes than a walkthrough explains; backward() was not run."""
+from ..model import Backward, Flow, NodeInfo, Step, Summary
+from ._numbers import MAX_ELEMENTS, fmt_values, to_tensor
+from .formulas import Filled, fill_in, formula_for
 
 
 @dataclass(frozen=True)
@@ -85,10 +81,14 @@ class WalkStep:
     grad_before: GradValue | None = None
     grad_after: GradValue | None = None
     retained: tuple[tuple[str, GradValue], ...] = ()
+    #: set when a tensor hook changed the gradient between the nodes that sent it and this node
+    hook: str | None = None
+    #: what the nodes sent (summed where paths meet), before any hook changed it
+    sent: GradValue | None = None
 
     @property
     def is_accumulate(self) -> bool:
-        return self.name == ACCUMULATE_GRAD
+        return self.name.endswith("AccumulateGrad")
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,7 @@ class Walkthrough:
     steps: tuple[WalkStep, ...]
     leaves: tuple[LeafGrad, ...]
     nodes: tuple[NodeInfo, ...]
+    note: str | None = None
 
     def leaf(self, label: str) -> LeafGrad:
         return next(leaf for leaf in self.leaves if leaf.label == label)
@@ -131,163 +132,29 @@ class Walkthrough:
 # --------------------------------------------------------------------------- running
 
 
-def _grad_value(t: Any) -> GradValue | None:
-    if t is None:
-        return None
-    summary = summarize(t)
-    return GradValue(summary.text, summary.values, dtype_name(t.dtype), tuple(t.shape))
-
-
-class _Graph:
-    """The nodes under a root, walked iteratively, numbered in creation order."""
-
-    def __init__(self, root_fn: Any) -> None:
-        self.nodes: list[Any] = []
-        self.index: dict[int, int] = {}
-        stack = [root_fn]
-        while stack:
-            node = stack.pop()
-            if id(node) in self.index:
-                continue
-            if len(self.nodes) >= MAX_NODES:
-                raise GraphTooLarge(
-                    f"the graph has more than {MAX_NODES} nodes: too many to explain one by one; "
-                    "backward() was not run")
-            self.index[id(node)] = len(self.nodes)
-            self.nodes.append(node)
-            stack.extend(nxt for nxt, _ in reversed(node.next_functions) if nxt is not None)
-        self.edges = [[(i, self.index[id(nxt)], nr) for i, (nxt, nr) in enumerate(n.next_functions)
-                       if nxt is not None] for n in self.nodes]
-        self.ids = self._number()
-
-    def _number(self) -> list[str]:
-        consumers: dict[int, list[int]] = {}
-        for k, edges in enumerate(self.edges):
-            for _i, m, _nr in edges:
-                consumers.setdefault(m, []).append(k)
-        seq = [self._seq(n) for n in self.nodes]
-        keys = []
-        for k, node in enumerate(self.nodes):
-            if node.name() == ACCUMULATE_GRAD:
-                first = min((seq[c] for c in consumers.get(k, [])), default=-1)
-                keys.append((first, 0, k))
-            else:
-                keys.append((seq[k], 1, k))
-        ids = [""] * len(self.nodes)
-        for rank, (_s, _a, k) in enumerate(sorted(keys), start=1):
-            ids[k] = f"n{rank}"
-        return ids
-
-    @staticmethod
-    def _seq(node: Any) -> int:
-        try:
-            return int(node._sequence_nr())
-        except (AttributeError, RuntimeError):
-            return -1
-
-
-def _labels(graph: _Graph, root: Any, names: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
-    """A readable label per node, and the (label, tensor) pairs of retained non-leaves."""
-    import torch
-
-    labels = [""] * len(graph.nodes)
-    retained: list[Any] = []
-    by_leaf: dict[int, str] = {}
-    by_fn: dict[tuple[int, int], str] = {}
-    for name, value in (names or {}).items():
-        if not isinstance(value, torch.Tensor) or not value.requires_grad:
-            continue
-        if value.grad_fn is None:
-            by_leaf.setdefault(id(value), name)
-        else:
-            by_fn.setdefault((id(value.grad_fn), value.output_nr), name)
-            if value.retains_grad:
-                retained.append((name, value))
-    for k, node in enumerate(graph.nodes):
-        if node.name() == ACCUMULATE_GRAD:
-            labels[k] = by_leaf.get(id(node.variable), f"<leaf {graph.ids[k]}>")
-        else:
-            labels[k] = by_fn.get((id(node), 0), "")
-    return labels, retained
-
-
 def walkthrough(root: Any, gradient: Any = None, retain_graph: bool = False, inputs: Any = None, *,
                 names: Mapping[str, Any] | None = None, root_name: str | None = None) -> Walkthrough:
     """Run ``root.backward(gradient, retain_graph, inputs=inputs)`` and explain it node by node.
 
-    ``names`` (for example ``globals()``) maps Python names to tensors so that
+    The call runs under the tracer (see :func:`gradtrace.run.backward_traced`), which
+    records the reverse pass as plain data; the explanation is built from that record
+    alone (:func:`walkthrough_of`), so its node ids are the ones a trace of ``names``
+    shows. ``names`` (for example ``globals()``) maps Python names to tensors so that
     leaves and retained intermediates are called by their names. Raises what
-    ``backward()`` raises (every hook removed first), and :class:`GraphTooLarge`
-    (before running anything) for graphs of more than :data:`MAX_NODES` nodes.
+    ``backward()`` raises.
     """
-    import torch
+    from ..run import backward_traced
 
-    if not isinstance(root, torch.Tensor):
+    if not (hasattr(root, "backward") and hasattr(root, "grad_fn")):
         raise TypeError(f"walkthrough() needs a tensor, got {type(root).__name__}")
+    step, event, exc = backward_traced(root, gradient, retain_graph, inputs, names=names)
+    if exc is not None:
+        raise exc
+    if event is None:
+        raise RuntimeError("backward() ran but gradtrace recorded no reverse pass to explain")
     if root_name is None:
-        root_name = next((n for n, v in (names or {}).items() if v is root), "output")
-    if root.grad_fn is None:
-        root.backward(gradient, retain_graph=retain_graph, inputs=inputs)
-        return _leaf_only(root, root_name, gradient)
-    graph = _Graph(root.grad_fn)
-    labels, retained = _labels(graph, root, names)
-    labels[0] = labels[0] or root_name
-    infos = [_info(graph, k) for k in range(len(graph.nodes))]
-    metas = [input_meta(node) for node in graph.nodes]
-    leaf_before = {k: _grad_value(n.variable.grad) for k, n in enumerate(graph.nodes)
-                   if n.name() == ACCUMULATE_GRAD}
-    events = _run(graph, root, gradient, retain_graph, inputs)
-    leaf_after = {k: _grad_value(graph.nodes[k].variable.grad) for k in leaf_before}
-    kept = [(label, graph.index.get(id(t.grad_fn)), t.output_nr, _grad_value(t.grad)) for label, t in retained]
-    seed = _grad_value(gradient if gradient is not None else torch.ones_like(root))
-    assert seed is not None
-    build = _Builder(graph, labels, infos, metas, events)
-    steps = build.steps(leaf_before, leaf_after, kept)
-    leaves = tuple(_leaf_grad(s) for s in steps if s.is_accumulate)
-    return Walkthrough(graph.ids[0], root_name, seed, gradient is not None and root.numel() > 1,
-                       retain_graph, steps, leaves, tuple(infos))
-
-
-def _info(graph: _Graph, k: int) -> NodeInfo:
-    ids = {id(n): graph.ids[j] for j, n in enumerate(graph.nodes)}
-    return node_info(graph.nodes[k], graph.ids[k], ids)
-
-
-def _run(graph: _Graph, root: Any, gradient: Any, retain_graph: bool, inputs: Any,
-         events: list[tuple] | None = None) -> list[tuple]:
-    """Run backward with hooks that record plain values into ``events``, then remove every hook."""
-    events = [] if events is None else events
-
-    def pre(k: int) -> Any:
-        def hook(grad_outputs: Any) -> None:
-            events.append(("in", k, tuple(_grad_value(g) for g in grad_outputs)))
-        return hook
-
-    def post(k: int) -> Any:
-        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
-            events.append(("out", k, tuple(_grad_value(g) for g in grad_inputs)))
-        return hook
-
-    handles = []
-    try:
-        for k, node in enumerate(graph.nodes):
-            handles.append(node.register_prehook(pre(k)))
-            handles.append(node.register_hook(post(k)))
-        root.backward(gradient, retain_graph=retain_graph, inputs=inputs)
-    finally:
-        for handle in handles:
-            handle.remove()
-    return events
-
-
-def _leaf_only(root: Any, name: str, gradient: Any) -> Walkthrough:
-    import torch
-
-    seed = _grad_value(gradient if gradient is not None else torch.ones_like(root))
-    assert seed is not None
-    after = _grad_value(root.grad)
-    leaf = LeafGrad(name, "", None, seed, after, after.text if after else "None")
-    return Walkthrough("", name, seed, gradient is not None and root.numel() > 1, False, (), (leaf,), ())
+        root_name = next((n for n, v in (names or {}).items() if v is root), None)
+    return walkthrough_of(step, event, root_name)
 
 
 # --------------------------------------------------------------------------- building
@@ -306,56 +173,129 @@ def _compact(expr: str) -> str:
     return expr.replace(" · ", "·")
 
 
+def _shape_of(summary: Summary | None) -> tuple[int, ...] | None:
+    """The shape of a recorded gradient: from its values, or from a ``shape (2, 3)`` text."""
+    if summary is None:
+        return None
+    if summary.values is not None:
+        shape: list[int] = []
+        v = summary.values
+        while isinstance(v, list):
+            shape.append(len(v))
+            v = v[0] if v else None
+        return tuple(shape)
+    m = re.search(r"shape \(([\d, ]*)\)", summary.text) or re.search(r"\[([\d, ]+)\]", summary.text)
+    if m is None:
+        return None
+    return tuple(int(d) for d in m.group(1).replace(" ", "").split(",") if d)
+
+
 class _Builder:
-    def __init__(self, graph: _Graph, labels: list[str], infos: list[NodeInfo], metas: list[Any],
-                 events: list[tuple]) -> None:
-        self.graph, self.labels, self.infos, self.metas = graph, labels, infos, metas
-        self.grad_in: dict[int, tuple[GradValue | None, ...]] = {}
-        self.grad_out: dict[int, tuple[GradValue | None, ...]] = {}
-        self.order: list[int] = []
-        for kind, k, grads in events:
-            if kind == "in":
-                self.grad_in[k] = grads
-                self.order.append(k)
-            else:
-                self.grad_out[k] = grads
-        self.filled: dict[int, Filled] = {}
-        self.arrivals: dict[int, list[tuple[int, int]]] = {}
-        for k in self.order:
-            for i, m, _nr in graph.edges[k]:
-                self.arrivals.setdefault(m, []).append((k, i))
+    """A :class:`Walkthrough` from one recorded ``backward()``: the step's nodes and the event's flow."""
 
-    def steps(self, before: dict[int, GradValue | None], after: dict[int, GradValue | None],
-              kept: list[tuple[str, int | None, int, GradValue | None]]) -> tuple[WalkStep, ...]:
-        out = []
-        for order, k in enumerate(self.order, start=1):
-            retained = tuple((label, g) for label, idx, _nr, g in kept if idx == k and g is not None)
-            out.append(self._step(order, k, before.get(k), after.get(k), retained))
-        return tuple(out)
+    def __init__(self, step: Step, event: Backward, root_name: str) -> None:
+        self.step, self.event = step, event
+        root = step.tensors.get(event.root or "")
+        self.default_dtype = root.dtype if root is not None else "float32"
+        self.root_node = event.root_node or (root.grad_fn if root is not None else None)
+        self.labels = self._labels(root_name)
+        self.flow = [f for f in event.flow if f.node in step.nodes]
+        self.filled: dict[str, Filled | None] = {}
+        self.arrivals: dict[str, list[tuple[str, int, GradValue]]] = {}
+        for f in self.flow:
+            for i, edge in enumerate(step.nodes[f.node].inputs):
+                g = self.value(f.grad_out[i] if i < len(f.grad_out) else None, edge.node if edge else None)
+                if edge is not None and g is not None:
+                    self.arrivals.setdefault(edge.node, []).append((f.node, i, g))
 
-    def _fill(self, k: int) -> Filled | None:
-        if k in self.filled:
-            return self.filled[k]
-        grads = self.grad_in.get(k, ())
-        if len(grads) != 1 or grads[0] is None or grads[0].values is None:
+    # ---------------------------------------------------------------- reading the record
+    def _labels(self, root_name: str) -> dict[str, str]:
+        step = self.step
+        labels: dict[str, str] = {}
+        for name, tid in step.bindings.items():
+            info = step.tensors.get(tid)
+            if info is not None and info.grad_fn is not None:
+                labels.setdefault(info.grad_fn, name)
+        for nid, node in step.nodes.items():
+            if node.variable is not None:
+                names = step.names_of(node.variable)
+                labels[nid] = names[0] if names else f"<leaf {nid}>"
+        if self.root_node is not None and self.root_node not in labels:
+            labels[self.root_node] = root_name
+        return labels
+
+    def dtype_at(self, nid: str | None) -> str:
+        """The dtype of the gradient that flows into node ``nid`` (its forward output's dtype)."""
+        node = self.step.nodes.get(nid or "")
+        tid = None if node is None else (node.variable or node.output)
+        info = self.step.tensors.get(tid or "")
+        return info.dtype if info is not None else self.default_dtype
+
+    def value(self, summary: Summary | None, nid: str | None) -> GradValue | None:
+        if summary is None:
             return None
-        shapes = tuple(None if m is None else m[0] for m in self.metas[k])
-        g = grads[0]
-        filled = fill_in(self.infos[k], to_tensor(g.values, g.dtype, g.shape), g.dtype, shapes)
-        self.filled[k] = filled
+        dtype = self.dtype_at(nid)
+        text = summary.text if summary.values is None else fmt_values(summary.values, dtype)
+        return GradValue(text, summary.values, dtype, _shape_of(summary) or ())
+
+    def _fill(self, f: Flow) -> Filled | None:
+        if f.node in self.filled:
+            return self.filled[f.node]
+        filled = None
+        g = self.value(f.grad_in[0], f.node) if len(f.grad_in) == 1 else None
+        if g is not None and g.values is not None:
+            shapes = tuple(_shape_of(s) for s in f.grad_out)
+            node = self.step.nodes[f.node]
+            filled = fill_in(node, to_tensor(g.values, g.dtype, g.shape), g.dtype, shapes)
+        self.filled[f.node] = filled
         return filled
 
-    def _parts(self, k: int) -> tuple[tuple[Part, ...], str | None]:
-        parts = []
-        for src, i in self.arrivals.get(k, []):
-            sent = self.grad_out.get(src, ())
-            g = sent[i] if i < len(sent) else None
-            if g is None:
+    # ---------------------------------------------------------------- building
+    def steps(self) -> tuple[WalkStep, ...]:
+        before, after = self._leaf_grads()
+        retained = self._retained()
+        by_node = {f.node: f for f in self.flow}
+        out = []
+        for order, f in enumerate(self.flow, start=1):
+            node = self.step.nodes[f.node]
+            var = node.variable
+            out.append(self._step(order, f, by_node, before.get(var or ""), after.get(var or ""),
+                                  tuple(retained.get(f.node, ()))))
+        return tuple(out)
+
+    def _leaf_grads(self) -> tuple[dict[str, GradValue | None], dict[str, GradValue | None]]:
+        before: dict[str, GradValue | None] = {}
+        after: dict[str, GradValue | None] = {}
+        for change in self.event.grads:
+            acc = next((n.id for n in self.step.nodes.values() if n.variable == change.tensor), None)
+            before[change.tensor] = self.value(change.before, acc)
+            after[change.tensor] = self.value(change.after, acc)
+        for node in self.step.nodes.values():  # a leaf whose .grad did not change still has one
+            if node.variable is not None and node.variable not in after:
+                info = self.step.tensors.get(node.variable)
+                grad = None if info is None else self.value(info.grad, node.id)
+                before[node.variable] = after[node.variable] = grad
+        return before, after
+
+    def _retained(self) -> dict[str, list[tuple[str, GradValue]]]:
+        out: dict[str, list[tuple[str, GradValue]]] = {}
+        for change in self.event.grads:
+            info = self.step.tensors.get(change.tensor)
+            if info is None or info.is_leaf or not info.retains_grad or info.grad_fn is None:
                 continue
-            filled = self._fill(src)
+            g = self.value(change.after, info.grad_fn)
+            names = self.step.names_of(change.tensor)
+            if g is not None:
+                out.setdefault(info.grad_fn, []).append((names[0] if names else change.tensor, g))
+        return out
+
+    def _parts(self, nid: str, by_node: Mapping[str, Flow]) -> tuple[tuple[Part, ...], str | None]:
+        parts = []
+        for src, i, g in self.arrivals.get(nid, []):
+            filled = self._fill(by_node[src])
             piece = filled.part(i) if filled else None
             expr = piece.expr if piece is not None and piece.values == g.values else g.text
-            parts.append(Part(self.graph.ids[src], expr, g))
+            parts.append(Part(src, expr, g))
         if len(parts) < 2:
             return tuple(parts), None
         if len(parts) == 2:  # a + b == b + a exactly: show them in creation order
@@ -364,32 +304,93 @@ class _Builder:
             return tuple(parts), None
         total = _sum_parts([p.grad for p in parts])
         text = " + ".join(fmt_values(p.grad.values, p.grad.dtype) for p in parts)
-        return tuple(parts), f"{text} = {fmt_values(total.tolist(), dtype_name(total.dtype))}"
+        return tuple(parts), f"{text} = {fmt_values(total.tolist(), parts[0].grad.dtype)}"
 
-    def _step(self, order: int, k: int, before: GradValue | None, after: GradValue | None,
-              retained: tuple[tuple[str, GradValue], ...]) -> WalkStep:
-        node = self.graph.nodes[k]
-        name = node.name()
-        formula = formula_for(name)
-        filled = self._fill(k)
-        parts, parts_sum = self._parts(k)
+    def _step(self, order: int, f: Flow, by_node: Mapping[str, Flow], before: GradValue | None,
+              after: GradValue | None, retained: tuple[tuple[str, GradValue], ...]) -> WalkStep:
+        node = self.step.nodes[f.node]
+        formula = formula_for(node.name)
+        filled = self._fill(f)
+        parts, parts_sum = self._parts(f.node, by_node)
         outputs = []
-        sent = self.grad_out.get(k, ())
-        for i, m, _nr in self.graph.edges[k]:
-            g = sent[i] if i < len(sent) else None
+        for i, edge in enumerate(node.inputs):
+            if edge is None:
+                continue
+            g = self.value(f.grad_out[i] if i < len(f.grad_out) else None, edge.node)
             piece = filled.part(i) if filled else None
             matches = None if piece is None or g is None or g.values is None else piece.values == g.values
-            outputs.append(Output(i, self.graph.ids[m], self.labels[m], g,
+            outputs.append(Output(i, edge.node, self.labels.get(edge.node, ""), g,
                                   piece.text if piece else None, matches))
-        rule = "; ".join(r.local for r in formula.rules) if formula else f"no formula recorded for {name}"
+        rule = "; ".join(r.local for r in formula.rules) if formula else f"no formula recorded for {node.name}"
         note = filled.note if filled is not None else None
-        return WalkStep(order, self.graph.ids[k], name, self.labels[k], self.grad_in.get(k, ()), parts,
-                        parts_sum, rule, formula.reason if formula else "", tuple(outputs), note,
-                        before, after, retained)
+        grad_in = tuple(self.value(g, f.node) for g in f.grad_in)
+        sent, hook = self._hooked(f.node, parts, grad_in)
+        return WalkStep(order, f.node, node.name, self.labels.get(f.node, ""), grad_in, parts, parts_sum, rule,
+                        formula.reason if formula else "", tuple(outputs), note, before, after, retained, hook, sent)
+
+    def _hooked(self, nid: str, parts: tuple[Part, ...],
+                grad_in: tuple[GradValue | None, ...]) -> tuple[GradValue | None, str | None]:
+        """What was sent to node ``nid``, and a sentence when a tensor hook changed it on the way in."""
+        if len(grad_in) != 1 or grad_in[0] is None or grad_in[0].values is None or not parts:
+            return None, None
+        if any(p.grad.values is None for p in parts):
+            return None, None
+        if len(parts) == 1:
+            sent = parts[0].grad
+        else:
+            total = _sum_parts([p.grad for p in parts])
+            dtype = parts[0].grad.dtype
+            sent = GradValue(fmt_values(total.tolist(), dtype), total.tolist(), dtype, tuple(total.shape))
+        got = grad_in[0]
+        if sent.values == got.values:
+            return sent, None
+        who = self.labels.get(nid) or nid
+        return sent, (f"a hook changed the gradient on its way to {who}: {sent.text} was sent, "
+                      f"{got.text} arrived")
+
+
+def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) -> Walkthrough:
+    """The walkthrough of one recorded ``backward()``: a pure function of the trace.
+
+    ``step`` is the step whose events hold ``event`` (a :class:`~gradtrace.model.Backward`
+    with its ``flow``); ids are the trace's own.
+    """
+    root = step.tensors.get(event.root or "")
+    if root_name is None:
+        names = step.names_of(event.root) if event.root else []
+        root_name = names[0] if names else "output"
+    build = _Builder(step, event, root_name)
+    seed = build.value(event.gradient, build.root_node)
+    if seed is None and build.flow and build.flow[0].grad_in:
+        seed = build.value(build.flow[0].grad_in[0], build.root_node)
+    if seed is None:
+        seed = GradValue("1", 1, build.default_dtype, ())
+    vjp = event.gradient is not None and root is not None and math.prod(root.shape) > 1
+    if root is not None and root.grad_fn is None:  # backward() on a leaf: nothing to walk
+        after = build.value(root.grad, None)
+        leaf = LeafGrad(root_name, "", None, seed, after, after.text if after else "None")
+        return Walkthrough("", root_name, seed, vjp, event.retain_graph, (), (leaf,), ())
+    steps = build.steps()
+    leaves = tuple(_leaf_grad(s) for s in steps if s.is_accumulate)
+    nodes = tuple(step.nodes[f.node] for f in build.flow)
+    note = None
+    if not event.flow:
+        note = ("backward() ran, but its nodes were not watched one by one (the graph is too large, or "
+                "the trace had already watched its first backward() calls)")
+    return Walkthrough(build.root_node or "", root_name, seed, vjp, event.retain_graph, steps, leaves, nodes,
+                       note)
 
 
 def _leaf_grad(step: WalkStep) -> LeafGrad:
     incoming = step.grad_in[0] if step.grad_in else None
+    if step.hook is not None and step.sent is not None and incoming is not None:
+        exprs = " + ".join(_compact(p.expr) for p in step.parts)
+        chain = f"{exprs} = {step.sent.text}, which a hook changed to {incoming.text}"
+        if step.grad_before is not None and step.grad_after is not None:
+            chain = f"{step.grad_before.text} (already in .grad) + ({chain})"
+        after = step.grad_after.text if step.grad_after is not None else incoming.text
+        return LeafGrad(step.label, step.node, step.grad_before, incoming, step.grad_after, f"{chain} = {after}"
+                        if step.grad_before is not None or after != incoming.text else chain)
     if step.parts and all(p.grad.values is not None for p in step.parts):
         exprs = " + ".join(_compact(p.expr) for p in step.parts)
         chain = exprs
@@ -399,6 +400,8 @@ def _leaf_grad(step: WalkStep) -> LeafGrad:
             chain += f" = {incoming.text}"
     else:
         chain = incoming.text if incoming is not None else "None"
+    if incoming is not None and chain == f"{incoming.text} = {incoming.text}":
+        chain = incoming.text
     if step.grad_before is not None and incoming is not None and step.grad_after is not None:
         chain = f"{step.grad_before.text} (already in .grad) + {incoming.text} = {step.grad_after.text}"
         if incoming.values is not None and step.grad_before.values is not None:
@@ -412,5 +415,5 @@ def _chain_of(step: WalkStep) -> str:
     return step.grad_in[0].text if step.grad_in and step.grad_in[0] else "None"
 
 
-__all__ = ["MAX_ELEMENTS", "GradValue", "GraphTooLarge", "LeafGrad", "Output", "Part", "WalkStep",
-           "Walkthrough", "walkthrough"]
+__all__ = ["MAX_ELEMENTS", "GradValue", "LeafGrad", "Output", "Part", "WalkStep",
+           "Walkthrough", "walkthrough", "walkthrough_of"]

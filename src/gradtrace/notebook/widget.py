@@ -1,5 +1,9 @@
 """The stepper widget: ``render/static/stepper.js`` inside an anywidget.
 
+The widget's ESM is the stepper module itself, unchanged (the same text the
+standalone page and the notebook's static HTML ship): its ``export default
+{ render }`` is anywidget's entry point.
+
 Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
 
 The whole film (layout SVG and every step's frame, see ``render/film.py``) sits
@@ -25,7 +29,7 @@ __all__ = ["StepperWidget", "stepper_view"]
 
 
 class StepperWidget(anywidget.AnyWidget):
-    """Every frame of a trace's film, stepped in the browser by ``mount`` from stepper.js."""
+    """Every frame of a trace's film, stepped in the browser by stepper.js."""
 
     _esm = assets.widget_esm()
     _css = assets.widget_css()

@@ -5,9 +5,11 @@ Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 The page inlines everything (the stepper's JS and CSS from ``render/static/``,
 the film's SVG and JSON) and loads nothing: its Content-Security-Policy forbids
 every network load and allows only its own script and style, by hash. The film
-travels as JSON inside ``<script type="application/json">`` with ``<``, ``>``,
-``&`` and U+2028/U+2029 escaped, so no learner text can end that element or
-become markup; the stepper builds the page with ``textContent``.
+travels as JSON inside ``<script type="application/json" data-gt-film=...>``
+(see :func:`film_json`: ``<``, ``>``, ``&`` and U+2028/U+2029 escaped, so no
+learner text can end that element or become markup); the stepper module that
+follows it, ``stepper.js`` byte for byte, finds it and mounts it. The notebook's
+static HTML and its widget ship the very same module (see :func:`stepper_module`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..model import Trace
 from .film import film as make_film
 from .graph import Page
 
-__all__ = ["trace_html", "film_html", "film_json", "static_text", "CSP"]
+__all__ = ["trace_html", "film_html", "film_json", "film_script", "static_text", "stepper_module", "CSP"]
 
 CSP = (
     "default-src 'none'; script-src {script}; style-src {style}; img-src data:; font-src 'none'; "
@@ -37,8 +39,8 @@ def static_text(name: str) -> str:
     return (resources.files("gradtrace.render") / "static" / name).read_text(encoding="utf-8")
 
 
-def film_json(film: dict[str, Any]) -> str:
-    """The film as JSON that is safe inside ``<script type="application/json">``."""
+def film_json(film: Any) -> str:
+    """The film (any JSON-able data) as JSON that is safe inside ``<script type="application/json">``."""
     text = json.dumps(film, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     for raw, esc in (
         ("&", "\\u0026"),
@@ -51,20 +53,26 @@ def film_json(film: dict[str, Any]) -> str:
     return text
 
 
+def film_script(data: str, target: str, *, host: str) -> str:
+    """The film's ``<script type="application/json">`` (``data`` from :func:`film_json`), naming the
+    element the stepper mounts into. ``host`` is ``"page"`` (the stepper takes the page's keys) or
+    ``"notebook"``.
+    """
+    ident = _html.escape(target, quote=True)
+    return (f'<script type="application/json" id="{ident}-film" data-gt-film="{ident}" data-gt-host="{host}">'
+            f"{data}</script>")
+
+
 def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def _boot() -> str:
+def stepper_module() -> str:
+    """The stepper: one ES module, the same text for the page, the notebook's HTML and the widget."""
     js = static_text("stepper.js")
     if "</script" in js.lower() or "<!--" in js:
         raise ValueError("stepper.js must not contain '</script' or '<!--'")
-    return (
-        "\n"
-        + js
-        + "\nconst gtFilm = JSON.parse(document.getElementById('gt-film').textContent);\n"
-        + "mount(document.getElementById('gt-app'), gtFilm, { globalKeys: true });\n"
-    )
+    return js
 
 
 def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
@@ -72,10 +80,11 @@ def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
     css = (
         "\n"
         + static_text("stepper.css")
-        + "\nbody { margin: 16px; background: #ffffff; }\n"
+        + "\nbody { margin: 12px 16px; background: #ffffff; }\n"
+        + ".gt-root { --gt-graph-h: calc(100vh - 150px); }\n"
         + ("@media (prefers-color-scheme: dark) { body { background: #1a1b1e; } }\n")
     )
-    script = _boot()
+    script = stepper_module()
     policy = CSP.format(script=_sha256(script), style=_sha256(css))
     name = _html.escape(title if title is not None else f"gradtrace: {film.get('title', '')}", quote=True)
     page = (
@@ -86,7 +95,7 @@ def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{name}</title>\n<style>{css}</style>\n</head>\n<body>\n"
         '<div id="gt-app"></div>\n'
-        f'<script type="application/json" id="gt-film">{film_json(film)}</script>\n'
+        f"{film_script(film_json(film), 'gt-app', host='page')}\n"
         f'<script type="module">{script}</script>\n'
         "</body>\n</html>\n"
     )

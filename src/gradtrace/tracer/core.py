@@ -390,7 +390,7 @@ class Tracer:
             _collect(self.globals_ns, "", out)
         frames = []
         while frame is not None:
-            if frame.f_globals is not frame.f_locals and frame.f_code.co_filename == self.filename:
+            if frame.f_code.co_filename == self.filename and frame.f_globals is not frame.f_locals:
                 frames.append(frame)
             frame = frame.f_back
         for f in reversed(frames):

@@ -1,21 +1,40 @@
 // gradtrace stepper: shows a film (gradtrace/render/film.py) one step at a time.
 //
-// A dependency-free ES module. `mount(el, film, options)` draws the stepper into
-// `el` and returns a controller {show(i), next(), prev(), play(), pause(), destroy(), get step()}.
-// It keeps no global state: every piece of state lives in the closure of one mount,
-// so several steppers can live on one page (or in several notebook outputs).
+// ONE dependency-free ES module, shipped unchanged three ways:
+//   - the standalone page (render/html.py) and the notebook's static HTML (notebook/embed.py)
+//     put the film in <script type="application/json" data-gt-film="<target id>"> and this
+//     module after it; `boot()` below mounts every such film once;
+//   - the anywidget (notebook/widget.py) loads this module as its ESM; its default export is { render }.
+// `mount(el, film, options)` draws the stepper into `el` and returns a controller
+// {show(i), next(), prev(), play(), pause(), destroy(), get step()}. It keeps no global state:
+// all state lives in one mount's closure, so several steppers can share a page.
 //
-// Safety: learner text (names, code, values, op names) only ever reaches the page
-// through textContent or SVG text nodes, never as markup. The film's SVG is our own
+// Safety: learner text (names, code, values, op names) only reaches the page through
+// textContent or SVG text nodes, never as markup, and control/format characters (bidi
+// overrides included) are shown escaped, as the text twin does. The film's SVG is our own
 // Graphviz output; it is parsed as XML and cleaned of anything but drawing before use.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const DRAWING = new Set(["svg", "g", "title", "polygon", "path", "text", "ellipse", "polyline", "tspan"]);
+// the Unicode categories render/words.py `clean` escapes: Cc Cf Zl Zp Cs Co Cn (tab and newline kept here)
+const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}]/gu;
+
+/** `text` with control and format characters (bidi overrides, zero-width marks) shown as \uXXXX. */
+export function esc(text) {
+  return String(text).replace(CONTROL, (ch) => {
+    if (ch === "\n") return ch;
+    if (ch === "\t") return " ";
+    const code = ch.codePointAt(0);
+    if (code < 0x100) return "\\x" + code.toString(16).padStart(2, "0");
+    if (code < 0x10000) return "\\u" + code.toString(16).padStart(4, "0");
+    return "\\U" + code.toString(16).padStart(8, "0");
+  });
+}
 
 function h(tag, cls, text) {
   const el = document.createElement(tag);
   if (cls) el.className = cls;
-  if (text !== undefined && text !== null) el.textContent = String(text);
+  if (text !== undefined && text !== null) el.textContent = esc(text);
   return el;
 }
 
@@ -26,6 +45,12 @@ function button(label, title, onClick) {
   b.setAttribute("aria-label", title);
   b.addEventListener("click", onClick);
   return b;
+}
+
+function svgEl(tag, attrs) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+  return el;
 }
 
 // Parse the film's SVG as XML and keep only drawing elements and harmless attributes.
@@ -45,25 +70,32 @@ function parseSvg(text) {
       if (name.startsWith("on") || name.endsWith("href") || name === "style") el.removeAttribute(attr.name);
     }
   }
+  for (const t of Array.from(svg.querySelectorAll("text"))) t.textContent = esc(t.textContent);
   return document.importNode(svg, true);
 }
 
-// One copy of the film's SVG, indexed by element id, ready to show any frame.
+// ------------------------------------------------------------------ the picture
+
+// Where a gradient label may sit around a point of its edge: [dx, dy, text-anchor].
+const PLACES = [[4, -4, "start"], [4, 14, "start"], [-4, -4, "end"], [-4, 14, "end"], [0, -8, "middle"],
+  [0, 20, "middle"], [0, -20, "middle"], [0, 32, "middle"], [0, -32, "middle"], [0, 44, "middle"]];
+
+// One copy of a sheet's SVG, indexed by element id, ready to show any frame.
 function makePicture(film, onPick, svgText) {
-  const svg = parseSvg(svgText === undefined ? film.svg : svgText);
+  const svg = parseSvg(svgText);
   const wrap = h("div", "gt-picture");
+  const empty = { el: wrap, svg: null, items: new Map(), apply() {}, select() {}, zoom() {}, size: [0, 0] };
   if (!svg) {
     wrap.appendChild(h("p", "gt-muted", "(no picture)"));
-    return { el: wrap, apply() {}, select() {} };
+    return empty;
   }
-  const viewBox = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
-  if (viewBox.length === 4 && viewBox.every(Number.isFinite)) {
-    svg.setAttribute("width", String(viewBox[2]));
-    svg.setAttribute("height", String(viewBox[3]));
-  }
-  // a very wide picture keeps a readable size and scrolls, rather than shrinking to a strip
-  svg.setAttribute("class", viewBox.length === 4 && viewBox[2] > 1800 ? "gt-svg gt-wide" : "gt-svg");
-  svg.setAttribute("role", "img");
+  const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
+  const size = box.length === 4 && box.every(Number.isFinite) ? [box[2], box[3]] : [800, 400];
+  svg.setAttribute("class", "gt-svg");
+  svg.setAttribute("aria-hidden", "true"); // the text twin (see textTwin) speaks for it
+  svg.setAttribute("focusable", "false");
+  const layer = svgEl("g", { class: "gt-overlay" }); // edge labels and diff tags, in the drawing's coordinates
+  const graph0 = svg.querySelector("g") || svg;
   const items = new Map();
   for (const g of Array.from(svg.querySelectorAll("g[id]"))) {
     const id = g.getAttribute("id");
@@ -83,47 +115,145 @@ function makePicture(film, onPick, svgText) {
       for (const s of shapes) s.setAttribute("class", s === bg ? "gt-bg" : "gt-border");
       g.addEventListener("click", (ev) => {
         ev.stopPropagation();
-        onPick(id);
+        onPick(id, g);
       });
     }
     const texts = Array.from(g.querySelectorAll("text"));
-    items.set(id, { g, base: edge ? "edge" : "node", texts });
+    items.set(id, { g, base: edge ? "edge" : "node", texts, info });
   }
+  graph0.appendChild(layer);
   wrap.appendChild(svg);
   let selected = null;
+  let extra = new Map(); // id -> extra classes for this view (flow, diff, culprits)
 
-  function apply(frame) {
+  function apply(frame, more) {
+    extra = more || new Map();
     const visible = new Set(frame.visible);
     for (const [id, item] of items) {
       const shown = visible.has(id);
       const cls = frame.classes[id] || "";
       const sel = id === selected ? " gt-selected" : "";
-      item.g.setAttribute("class", `${item.base} ${cls}${shown ? "" : " gt-hidden"}${sel}`);
+      const add = extra.has(id) ? ` ${extra.get(id)}` : "";
+      item.g.setAttribute("class", `${item.base} ${cls}${add}${shown ? "" : " gt-hidden"}${sel}`);
       if (!shown) continue;
       const ref = frame.texts[id];
       if (ref === undefined) continue;
       const rows = film.rows[ref];
       item.texts.forEach((t, i) => {
         const row = rows[i];
-        t.textContent = row ? row[0] : "";
+        t.textContent = row ? esc(row[0]) : "";
         t.setAttribute("class", row && row[1] ? `gt-row gt-row-${row[1]}` : "gt-row");
       });
     }
+    layer.textContent = "";
   }
 
-  function select(id) {
-    selected = id;
+  // A label on an edge's line (the gradient flowing along it): near the middle, clear of the boxes.
+  function labelEdge(id, text) {
+    const item = items.get(id);
+    const path = item && item.g.querySelector("path");
+    if (!path || typeof path.getTotalLength !== "function") return null;
+    const t = svgEl("text", { class: "gt-flow-label", "text-anchor": "start", "data-edge": id });
+    t.textContent = esc(text);
+    layer.appendChild(t);
+    const boxes = [];
+    for (const other of items.values()) {
+      if (other.base !== "node" || /\bgt-hidden\b/.test(other.g.getAttribute("class") || "")) continue;
+      boxes.push(other.g.getBBox());
+    }
+    for (const label of layer.querySelectorAll("text")) if (label !== t) boxes.push(label.getBBox());
+    const total = path.getTotalLength();
+    let best = null;
+    for (const at of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9]) {
+      const p = path.getPointAtLength(total * at);
+      for (const [dx, dy, anchor] of PLACES) {
+        t.setAttribute("x", String(p.x + dx));
+        t.setAttribute("y", String(p.y + dy));
+        t.setAttribute("text-anchor", anchor);
+        const b = t.getBBox();
+        const hits = boxes.reduce((sum, o) => sum + Math.max(0, Math.min(b.x + b.width, o.x + o.width) - Math.max(b.x, o.x))
+          * Math.max(0, Math.min(b.y + b.height, o.y + o.height) - Math.max(b.y, o.y)), 0);
+        if (best === null || hits < best.hits) best = { hits, x: p.x + dx, y: p.y + dy, anchor };
+        if (hits === 0) return t;
+      }
+    }
+    t.setAttribute("x", String(best.x));
+    t.setAttribute("y", String(best.y));
+    t.setAttribute("text-anchor", best.anchor);
+    return t;
   }
 
-  return { el: wrap, apply, select };
+  // A tag just above a box (diff view: "freed", ".grad 0 → 5376", "kept").
+  function tagBox(id, text, cls) {
+    const item = items.get(id);
+    if (!item || typeof item.g.getBBox !== "function") return null;
+    const b = item.g.getBBox();
+    const t = svgEl("text", { x: b.x, y: b.y - 4, class: `gt-tag ${cls}`, "text-anchor": "start", "data-box": id });
+    t.textContent = esc(text);
+    layer.appendChild(t);
+    return t;
+  }
+
+  // Set one row of a box's text (the .grad row while the reverse pass is walked).
+  function setRow(id, pick, text, cls) {
+    const item = items.get(id);
+    if (!item) return;
+    const t = item.texts.find(pick);
+    if (!t) return;
+    t.textContent = esc(text);
+    t.setAttribute("class", `gt-row ${cls}`);
+  }
+
+  function zoom(z) {
+    svg.setAttribute("width", String(size[0] * z));
+    svg.setAttribute("height", String(size[1] * z));
+  }
+  zoom(1);
+
+  return {
+    el: wrap, svg, items, size, apply, labelEdge, tagBox, setRow, zoom,
+    select(id) {
+      selected = id;
+    },
+  };
 }
 
-function sourcePanel(source) {
+// The picture as words, for screen readers (and for anyone, with the "text" button).
+function pictureText(film, frame) {
+  const lines = [];
+  const visible = new Set(frame.visible);
+  const names = [];
+  for (const id of frame.visible) {
+    const info = film.elements[id];
+    if (!info) continue;
+    if (info.group === "edge") {
+      const m = /^gt-e-name-(.+)-([^-]+)$/.exec(id);
+      if (m && visible.has("gt-" + m[1])) {
+        const name = film.elements["gt-" + m[1]];
+        names.push(`${name ? name.label : m[1]} → ${m[2]}`);
+      }
+      continue;
+    }
+    if (info.group === "name") continue;
+    const ref = frame.texts[id];
+    const rows = ref === undefined ? [] : film.rows[ref].map((r) => r[0]);
+    const marks = (frame.classes[id] || "").split(/\s+/).filter((c) => c.startsWith("gt-m-")).map((c) => c.slice(5));
+    lines.push(rows.join(", ") + (marks.length ? ` [${marks.join(", ")}]` : ""));
+  }
+  return { names, boxes: lines };
+}
+
+// ------------------------------------------------------------------ panels
+
+function codePanel(source) {
   const pre = h("div", "gt-source");
   pre.setAttribute("role", "list");
+  pre.setAttribute("aria-label", "code");
+  pre.tabIndex = 0;
   const lines = source.replace(/\n$/, "").split("\n");
   const rows = lines.map((line, i) => {
     const row = h("div", "gt-srcline");
+    row.setAttribute("role", "listitem");
     row.appendChild(h("span", "gt-lineno", String(i + 1)));
     row.appendChild(h("span", "gt-code", line === "" ? " " : line));
     pre.appendChild(row);
@@ -132,35 +262,26 @@ function sourcePanel(source) {
   let current = null;
   return {
     el: pre,
-    highlight(lineno) {
-      if (current) current.classList.remove("gt-current");
-      current = rows[lineno - 1] || null;
+    show(lineno) {
       if (current) {
-        current.classList.add("gt-current");
-        const top = current.offsetTop - pre.offsetTop;
-        if (top < pre.scrollTop || top > pre.scrollTop + pre.clientHeight - current.offsetHeight) {
-          pre.scrollTop = Math.max(0, top - pre.clientHeight / 3);
-        }
+        current.classList.remove("gt-current");
+        current.removeAttribute("aria-current");
       }
+      current = rows[lineno - 1] || null;
+      if (!current) return;
+      current.classList.add("gt-current");
+      current.setAttribute("aria-current", "step");
+      scrollInside(pre, current);
     },
   };
 }
 
-function legendPanel(film) {
-  const box = h("div", "gt-legend");
-  for (const item of film.legend || []) {
-    const entry = h("span", "gt-legend-item");
-    entry.appendChild(h("span", `gt-chip ${item.class}`));
-    entry.appendChild(document.createTextNode(item.label));
-    box.appendChild(entry);
+// Scroll `box` (not the page) so that `row` shows.
+function scrollInside(box, row) {
+  const top = row.offsetTop - box.offsetTop;
+  if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - row.offsetHeight) {
+    box.scrollTop = Math.max(0, top - box.clientHeight / 3);
   }
-  for (const item of film.marks || []) {
-    const entry = h("span", "gt-legend-item");
-    entry.appendChild(h("span", `gt-chip gt-chip-mark ${item.class}`));
-    entry.appendChild(document.createTextNode(item.label));
-    box.appendChild(entry);
-  }
-  return box;
 }
 
 function fillList(list, items, cls) {
@@ -168,155 +289,615 @@ function fillList(list, items, cls) {
   for (const text of items) list.appendChild(h("li", cls, text));
 }
 
-function fillDetails(panel, detail, missing) {
-  panel.textContent = "";
-  if (!detail) {
-    panel.appendChild(h("p", "gt-muted", missing));
-    return;
-  }
-  panel.appendChild(h("h4", "gt-details-title", detail.title));
-  const table = h("table", "gt-details-table");
-  for (const [label, value] of detail.fields) {
-    const tr = h("tr");
-    tr.appendChild(h("th", null, label));
-    const td = h("td", null, value);
-    if (/stale/.test(value)) td.className = "gt-stale-text";
-    else if (/freed/.test(value)) td.className = "gt-muted";
-    tr.appendChild(td);
-    table.appendChild(tr);
-  }
-  panel.appendChild(table);
+// "what this step did": events, the error's plain-words explanation, one prediction.
+function eventsPanel() {
+  const el = h("div", "gt-what");
+  const events = h("ul", "gt-events");
+  const flowLine = h("p", "gt-flowline gt-off");
+  const explanation = h("p", "gt-explanation gt-off");
+  const warnings = h("ul", "gt-predictions");
+  el.append(events, flowLine, explanation, warnings);
+  el.setAttribute("aria-live", "polite");
+  return {
+    el,
+    show({ events: ev, flow, explanation: words, warnings: warn }) {
+      fillList(events, ev.length ? ev : ["(nothing changed in the graph or the names)"], "gt-event");
+      flowLine.textContent = flow ? esc(flow) : "";
+      flowLine.classList.toggle("gt-off", !flow);
+      explanation.textContent = words ? esc(words) : "";
+      explanation.classList.toggle("gt-off", !words);
+      fillList(warnings, warn, "gt-warning");
+    },
+  };
 }
+
+// The reverse pass in numbers, with the current node's lines marked and kept in view.
+function reversePanel() {
+  const head = h("div", "gt-heading", "reverse pass, in numbers");
+  const box = h("div", "gt-reverse");
+  box.tabIndex = 0;
+  box.setAttribute("aria-label", "reverse pass, in numbers");
+  return {
+    head, el: box,
+    show(lines, current) {
+      box.textContent = "";
+      head.classList.toggle("gt-off", !lines.length);
+      box.classList.toggle("gt-off", !lines.length);
+      let first = null;
+      lines.forEach((line, i) => {
+        const row = h("div", "gt-revline", line);
+        if (current.has(i)) {
+          row.classList.add("gt-current");
+          first = first || row;
+        }
+        box.appendChild(row);
+      });
+      if (first) scrollInside(box, first);
+    },
+  };
+}
+
+// A legend chip drawn with the picture's own classes, so it shows exactly the picture's marks.
+function chip(groupClass, shape) {
+  const svg = svgEl("svg", { width: 30, height: 14, class: "gt-svg gt-chip-svg", "aria-hidden": "true" });
+  const g = svgEl("g", { class: groupClass });
+  if (shape === "line") g.appendChild(svgEl("path", { d: "M1,7 L29,7", class: "gt-line" }));
+  else {
+    g.appendChild(svgEl("rect", { x: 2, y: 2, width: 26, height: 10, rx: 2, class: "gt-bg" }));
+    g.appendChild(svgEl("rect", { x: 2, y: 2, width: 26, height: 10, rx: 2, class: "gt-border" }));
+  }
+  svg.appendChild(g);
+  return svg;
+}
+
+function legendPanel(film) {
+  const box = h("div", "gt-legend");
+  box.setAttribute("role", "list");
+  box.setAttribute("aria-label", "legend");
+  const add = (svg, label) => {
+    const entry = h("span", "gt-legend-item");
+    entry.setAttribute("role", "listitem");
+    entry.append(svg, document.createTextNode(esc(label)));
+    box.appendChild(entry);
+  };
+  for (const item of film.legend || []) add(chip(`node gt-box ${item.class}`, "box"), item.label);
+  for (const item of film.marks || []) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
+  for (const [cls, label] of LINES) add(chip(`edge gt-edge ${cls}`, "line"), label);
+  return box;
+}
+
+const LINES = [
+  ["gt-e-name", "name → object"],
+  ["gt-e-grad_fn", "grad_fn"],
+  ["gt-e-next", "next_functions (gradient flows back along it)"],
+  ["gt-e-saved", "saved for backward"],
+  ["gt-e-saved gt-m-freed", "saved value freed"],
+  ["gt-e-variable", "AccumulateGrad writes .grad of"],
+];
+
+// Details of one box, opened next to it and kept inside the window.
+function detailsPopover(onClose) {
+  const el = h("div", "gt-popover gt-details gt-off");
+  el.setAttribute("role", "dialog");
+  el.setAttribute("aria-label", "details");
+  const close = button("×", "close details (Esc)", () => onClose());
+  close.classList.add("gt-close");
+  const body = h("div", "gt-popover-body");
+  el.append(close, body);
+  return {
+    el,
+    get open() {
+      return !el.classList.contains("gt-off");
+    },
+    fill(detail, missing) {
+      body.textContent = "";
+      if (!detail) {
+        body.appendChild(h("p", "gt-muted", missing));
+        return;
+      }
+      body.appendChild(h("h4", "gt-details-title", detail.title));
+      const table = h("table", "gt-details-table");
+      for (const [label, value] of detail.fields) {
+        const tr = h("tr");
+        tr.appendChild(h("th", null, label));
+        const td = h("td", null, value);
+        if (/stale/.test(value)) td.className = "gt-stale-text";
+        else if (/freed/.test(value)) td.className = "gt-muted";
+        tr.appendChild(td);
+        table.appendChild(tr);
+      }
+      body.appendChild(table);
+    },
+    place(anchor, within) {
+      el.classList.remove("gt-off");
+      const a = anchor.getBoundingClientRect();
+      const w = within.getBoundingClientRect();
+      const view = { left: Math.max(0, w.left), top: Math.max(0, w.top),
+        right: Math.min(window.innerWidth, w.right), bottom: Math.min(window.innerHeight, w.bottom) };
+      el.style.maxHeight = `${Math.max(120, view.bottom - view.top - 16)}px`;
+      const pw = el.offsetWidth;
+      const ph = Math.min(el.offsetHeight, view.bottom - view.top - 16);
+      let left = a.right + 8;
+      if (left + pw > view.right - 8) left = a.left - pw - 8;
+      left = Math.min(Math.max(view.left + 8, left), Math.max(view.left + 8, view.right - pw - 8));
+      let top = Math.min(Math.max(view.top + 8, a.top), Math.max(view.top + 8, view.bottom - ph - 8));
+      // fixed to the window: in place next to the box, whatever scrolls around it
+      el.style.left = `${Math.round(left)}px`;
+      el.style.top = `${Math.round(top)}px`;
+    },
+    hide() {
+      el.classList.add("gt-off");
+    },
+  };
+}
+
+// ------------------------------------------------------------------ what a step is
+
+const NAME_EDGE = /^gt-e-name-(.+)-([^-]+)$/;
+
+function nameTargets(frame) {
+  const out = new Map();
+  for (const id of frame.visible) {
+    const m = NAME_EDGE.exec(id);
+    if (m) out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+/** The kinds of event of each step: "rebind", "mutate", "backward", "error" (film data, or read off the frames). */
+export function eventKinds(film) {
+  const steps = film.steps || [];
+  const backward = new Set((film.backward || []).map((p) => p.step));
+  let before = new Map();
+  return steps.map((step, i) => {
+    const frame = film.frames[step.frame];
+    const now = nameTargets(frame);
+    if (Array.isArray(step.kinds)) {
+      before = now;
+      return new Set(step.kinds);
+    }
+    const kinds = new Set();
+    for (const [name, target] of now) {
+      if (before.has(name) && before.get(name) !== target) kinds.add("rebind");
+    }
+    if (Object.values(frame.classes).some((c) => /\bgt-m-mutated\b/.test(c))) kinds.add("mutate");
+    if (backward.has(i) || step.events.some((e) => /^backward\(\)/.test(e))) kinds.add("backward");
+    if ((step.culprits && step.culprits.length) || step.explanation || (i === steps.length - 1 && film.error)) {
+      kinds.add("error");
+    }
+    before = now;
+    return kinds;
+  });
+}
+
+/** Where "next pass" and "leave loop" go from `pos` (null when the line does not run again). */
+export function loopJumps(steps, pos) {
+  const line = steps[pos].lineno;
+  let again = -1;
+  let last = -1;
+  for (let j = pos + 1; j < steps.length; j++) {
+    if (steps[j].lineno === line) {
+      if (again < 0) again = j;
+      last = j;
+    }
+  }
+  if (again < 0) return { pass: null, leave: null };
+  const body = new Set();
+  for (let j = pos; j <= last; j++) body.add(steps[j].lineno);
+  let leave = null;
+  for (let j = last + 1; j < steps.length; j++) {
+    if (!body.has(steps[j].lineno)) {
+      leave = j;
+      break;
+    }
+  }
+  return { pass: again, leave };
+}
+
+// The reverse pass of a backward() step, one sub-step per node, in the engine's order.
+function flowOf(step) {
+  return Array.isArray(step.flow) ? step.flow : [];
+}
+
+// Lines of the reverse-pass text that belong to one node (its "  nK Op: gets ..." line and what follows).
+function linesOfNode(lines, domId) {
+  const id = domId.replace(/^gt-/, "");
+  const out = new Set();
+  let inside = false;
+  lines.forEach((line, i) => {
+    const m = /^ {2}(\S+) /.exec(line);
+    if (m) inside = m[1] === id;
+    else if (!/^ {4,}/.test(line)) inside = false;
+    if (inside) out.add(i);
+  });
+  return out;
+}
+
+function gradRow(t) {
+  return t.getAttribute("class") === "gt-row gt-row-grad" || /^grad /.test(t.textContent);
+}
+
+// What backward() changed: film data when present, else read off the frames before and after.
+function diffOf(film, pair) {
+  if (pair.diff) return pair.diff;
+  const before = film.frames[film.steps[pair.before].frame];
+  const after = film.frames[film.steps[pair.step].frame];
+  const freed = [];
+  const kept = [];
+  const grad = {};
+  for (const id of after.visible) {
+    const cls = after.classes[id] || "";
+    if (/\bgt-m-freed\b/.test(cls)) freed.push(id);
+    if (/\bgt-k-retained\b/.test(cls)) kept.push(id);
+    const a = after.texts[id];
+    const b = before.texts[id];
+    if (a === undefined) continue;
+    const rowA = film.rows[a].find((r) => r[1] === "grad" || /^grad /.test(r[0]));
+    const rowB = b === undefined ? null : film.rows[b].find((r) => r[1] === "grad" || /^grad /.test(r[0]));
+    const textA = rowA ? rowA[0].replace(/^grad /, "") : null;
+    const textB = rowB ? rowB[0].replace(/^grad /, "") : "None";
+    if (textA !== null && textA !== textB) grad[id] = `${textB === "-" ? "None" : textB} → ${textA === "-" ? "None" : textA}`;
+  }
+  return { freed, grad, kept };
+}
+
+// ------------------------------------------------------------------ saving a picture
+
+const STYLE_PROPS = ["fill", "stroke", "stroke-width", "stroke-dasharray", "opacity", "font-weight", "font-size",
+  "font-family", "paint-order"];
+
+// The shown picture as a standalone SVG document: computed colours inlined, hidden parts dropped.
+function pictureSvg(picture, background) {
+  const live = picture.svg;
+  const copy = live.cloneNode(true);
+  const a = Array.from(live.querySelectorAll("*"));
+  const b = Array.from(copy.querySelectorAll("*"));
+  a.forEach((el, i) => {
+    const out = b[i];
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden" || style.display === "none") {
+      out.setAttribute("data-gt-drop", "1");
+      return;
+    }
+    for (const p of STYLE_PROPS) {
+      const v = style.getPropertyValue(p);
+      if (v) out.setAttribute(p, v);
+    }
+    out.removeAttribute("class");
+    out.removeAttribute("tabindex");
+  });
+  for (const el of Array.from(copy.querySelectorAll("[data-gt-drop]"))) el.remove();
+  copy.removeAttribute("class");
+  copy.removeAttribute("aria-hidden");
+  copy.setAttribute("xmlns", SVG_NS);
+  const [w, hgt] = picture.size;
+  copy.setAttribute("width", String(w));
+  copy.setAttribute("height", String(hgt));
+  const bg = svgEl("rect", { x: -10000, y: -10000, width: 20000, height: 20000, fill: background });
+  copy.insertBefore(bg, copy.firstChild);
+  return new XMLSerializer().serializeToString(copy);
+}
+
+function download(doc, href, name) {
+  const a = doc.createElement("a");
+  a.href = href;
+  a.download = name;
+  a.style.display = "none";
+  doc.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
+function svgDataUrl(text) {
+  return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
+}
+
+function savePng(doc, text, size, name, scale) {
+  const img = new Image();
+  img.onload = () => {
+    const canvas = doc.createElement("canvas");
+    canvas.width = Math.ceil(size[0] * scale);
+    canvas.height = Math.ceil(size[1] * scale);
+    const ctx = canvas.getContext("2d");
+    ctx.scale(scale, scale);
+    ctx.drawImage(img, 0, 0, size[0], size[1]);
+    download(doc, canvas.toDataURL("image/png"), name);
+  };
+  img.src = svgDataUrl(text);
+}
+
+function fileStem(film, step) {
+  const base = String(film.title || film.filename || "gradtrace").replace(/[^A-Za-z0-9_.-]+/g, "_").replace(/^_+|_+$/g, "");
+  return `${base || "gradtrace"}-step${step.index}`;
+}
+
+// ------------------------------------------------------------------ controls
+
+function controlsPanel(act) {
+  const el = h("div", "gt-controls");
+  el.setAttribute("role", "toolbar");
+  el.setAttribute("aria-label", "stepper controls");
+  const b = {
+    first: button("|◀", "first step (Home)", () => act.show(0)),
+    prev: button("◀ prev", "previous step (← or PageUp)", () => act.step(-1)),
+    play: button("play", "play / pause (space)", () => act.play()),
+    next: button("next ▶", "next step (→ or PageDown)", () => act.step(1)),
+    last: button("▶|", "last step (End)", () => act.show(Infinity)),
+    event: button("next event »", "next rebind, mutation, backward() or error (E; Shift+E goes back)", () => act.event(1)),
+    pass: button("next pass ↻", "the loop's next pass (L)", () => act.loop("pass")),
+    leave: button("leave loop ⤼", "jump out of the loop (Shift+L)", () => act.loop("leave")),
+    walk: button("walk backward ▼", "walk the reverse pass node by node (↓; ↑ goes back)", () => act.walk(1)),
+    diff: button("before / after", "what backward() changed, in one picture (D; B shows the other state)", () => act.diff()),
+    text: button("text", "show the picture as text (T)", () => act.text()),
+    svg: button("save SVG", "save this step's picture as SVG", () => act.save("svg")),
+    png: button("save PNG", "save this step's picture as PNG", () => act.save("png")),
+    present: button("present", "presenter mode: full screen, large type (F; Esc leaves)", () => act.present()),
+  };
+  b.next.classList.add("gt-next");
+  b.diff.classList.add("gt-compare-btn");
+  b.walk.classList.add("gt-walk-btn");
+  b.event.classList.add("gt-event-btn");
+  b.present.classList.add("gt-present-btn");
+  const slider = h("input", "gt-slider");
+  slider.type = "range";
+  slider.min = "0";
+  slider.setAttribute("aria-label", "step");
+  slider.addEventListener("input", () => act.show(Number(slider.value)));
+  const list = h("select", "gt-steplist");
+  list.setAttribute("aria-label", "step list");
+  list.addEventListener("change", () => act.show(Number(list.value)));
+  const group = (cls, items) => {
+    const g = h("div", `gt-group ${cls}`);
+    g.append(...items);
+    return g;
+  };
+  el.append(
+    group("gt-nav", [b.first, b.prev, b.play, b.next, b.last, slider, list]),
+    group("gt-jump", [b.event, b.pass, b.leave, b.walk, b.diff]),
+    group("gt-out", [b.text, b.svg, b.png, b.present]),
+  );
+  return { el, b, slider, list };
+}
+
+function fillStepList(list, steps, kinds) {
+  list.textContent = "";
+  steps.forEach((s, i) => {
+    const mark = kinds[i].size ? ` [${Array.from(kinds[i]).join(", ")}]` : "";
+    const opt = h("option", null, `step ${s.index} · line ${s.lineno}: ${s.code}${mark}`);
+    opt.value = String(i);
+    list.appendChild(opt);
+  });
+}
+
+function zoomBar(act) {
+  const el = h("div", "gt-zoombar");
+  el.append(
+    button("−", "zoom out (-)", () => act.zoom(-1)),
+    button("fit", "fit the picture to the space (0)", () => act.zoom(0)),
+    button("+", "zoom in (+)", () => act.zoom(1)),
+  );
+  const level = h("span", "gt-zoomlevel", "100%");
+  el.appendChild(level);
+  return { el, level };
+}
+
+// ------------------------------------------------------------------ the stepper
 
 export function mount(el, film, options = {}) {
   const steps = film.steps || [];
   const n = steps.length;
-  const state = { pos: 0, timer: null, selected: null, compare: false };
+  const kinds = eventKinds(film);
+  const pairs = film.backward || [];
+  const state = { pos: 0, timer: null, selected: null, diff: false, before: false, sub: -1, zoom: 1,
+    present: false, text: false };
   const cleanups = [];
+  const doc = el.ownerDocument;
   el.textContent = "";
+  const host = h("div", "gt-host");
   const root = h("div", "gt-root");
   root.tabIndex = 0;
-  root.setAttribute("role", "application");
-  root.setAttribute("aria-label", `gradtrace stepper: ${film.title || ""}`);
-  el.appendChild(root);
+  root.setAttribute("role", "region");
+  root.setAttribute("aria-roledescription", "stepper");
+  root.setAttribute("aria-label", esc(`gradtrace stepper: ${film.title || ""}`));
+  host.appendChild(root);
+  el.appendChild(host);
 
+  // header
   const header = h("div", "gt-header");
   header.appendChild(h("span", "gt-title", film.title || "gradtrace"));
   const status = h("span", "gt-status");
+  status.setAttribute("aria-live", "polite");
   header.appendChild(status);
   root.appendChild(header);
 
-  const controls = h("div", "gt-controls");
-  const first = button("|◀", "first step (Home)", () => show(0));
-  const prev = button("◀ prev", "previous step (←)", () => show(state.pos - 1));
-  const play = button("play", "play / pause (space)", () => (state.timer ? pause() : startPlay()));
-  const next = button("next ▶", "next step (→)", () => show(state.pos + 1));
-  next.classList.add("gt-next");
-  const last = button("▶|", "last step (End)", () => show(n - 1));
-  const slider = h("input", "gt-slider");
-  slider.type = "range";
-  slider.min = "0";
-  slider.max = String(Math.max(n - 1, 0));
-  slider.value = "0";
-  slider.setAttribute("aria-label", "step");
-  slider.addEventListener("input", () => show(Number(slider.value)));
-  const compareBtn = button("before / after backward()", "compare the graph just before and after backward()", () =>
-    toggleCompare(),
-  );
-  compareBtn.classList.add("gt-compare-btn");
-  if (!(film.backward || []).length) compareBtn.disabled = true;
-  for (const b of [first, prev, play, next, last]) controls.appendChild(b);
-  controls.appendChild(slider);
-  controls.appendChild(compareBtn);
-  root.appendChild(controls);
+  // controls
+  const act = {
+    show: (i) => show(i === Infinity ? n - 1 : i),
+    step: (d) => show(state.pos + d),
+    play: () => (state.timer ? pause() : startPlay()),
+    event: (d) => jumpEvent(d),
+    loop: (which) => jumpLoop(which),
+    walk: (d) => walk(d),
+    diff: () => toggleDiff(),
+    text: () => toggleText(),
+    save: (kind) => save(kind),
+    present: () => togglePresent(),
+    zoom: (d) => zoomBy(d),
+  };
+  const controls = controlsPanel(act);
+  controls.slider.max = String(Math.max(n - 1, 0));
+  fillStepList(controls.list, steps, kinds);
+  root.appendChild(controls.el);
 
+  // body: side (code, what this step did, reverse pass) | main (picture, legend)
   const body = h("div", "gt-body");
   const side = h("div", "gt-side");
-  const source = sourcePanel(film.source || "");
-  side.appendChild(h("div", "gt-heading", "code"));
-  side.appendChild(source.el);
-  side.appendChild(h("div", "gt-heading", "what this step did"));
-  const events = h("ul", "gt-events");
-  events.setAttribute("aria-live", "polite");
-  side.appendChild(events);
-  const predictions = h("ul", "gt-predictions");
-  side.appendChild(predictions);
-  const reverseHead = h("div", "gt-heading", "reverse pass, in numbers");
-  const reverse = h("pre", "gt-reverse");
-  side.appendChild(reverseHead);
-  side.appendChild(reverse);
-  side.appendChild(h("div", "gt-heading", "details (click a box)"));
-  const details = h("div", "gt-details");
-  side.appendChild(details);
-  body.appendChild(side);
-
+  const code = codePanel(film.source || "");
+  const what = eventsPanel();
+  const reverse = reversePanel();
+  side.append(h("div", "gt-heading", "code"), code.el, h("div", "gt-heading", "what this step did"), what.el,
+    reverse.head, reverse.el);
   const main = h("div", "gt-main");
+  const banner = h("div", "gt-banner gt-off");
+  banner.setAttribute("aria-live", "polite");
+  const zoom = zoomBar(act);
+  const graph = h("div", "gt-graph");
+  graph.setAttribute("role", "group");
+  graph.setAttribute("aria-label", "picture of this step (its text twin follows)");
+  const twin = h("div", "gt-twin gt-sr-only");
+  twin.setAttribute("role", "region");
+  twin.setAttribute("aria-label", "picture as text");
+  const pick = h("div", "gt-pick");
+  pick.setAttribute("role", "group");
+  pick.setAttribute("aria-label", "objects in the picture: press one for its details");
+  main.append(banner, zoom.el, graph, twin, pick, legendPanel(film));
+  body.append(side, main);
+  root.appendChild(body);
+  const popover = detailsPopover(() => select(null, true));
+  root.appendChild(popover.el);
+
   // a big (folded) trace comes in sheets, one layout for each run of steps
   const sheets = film.sheets && film.sheets.length ? film.sheets : [film.svg];
   const sheetPictures = new Map();
   function sheetPicture(k) {
-    if (!sheetPictures.has(k)) sheetPictures.set(k, makePicture(film, (id) => pick(id), sheets[k]));
+    if (!sheetPictures.has(k)) sheetPictures.set(k, makePicture(film, (id, g) => select(id, false, g), sheets[k]));
     return sheetPictures.get(k);
   }
-  let picture = sheetPicture(0);
-  const graph = h("div", "gt-graph");
+  let picture = sheetPicture(steps.length ? steps[0].sheet || 0 : 0);
   graph.appendChild(picture.el);
-  graph.addEventListener("click", () => pick(null));
-  main.appendChild(graph);
-  const compare = h("div", "gt-compare gt-off");
-  main.appendChild(compare);
-  main.appendChild(legendPanel(film));
-  body.appendChild(main);
-  root.appendChild(body);
-
-  let pictures = null; // before/after copies, made on first use
+  graph.addEventListener("click", () => select(null));
 
   function frameOf(i) {
     return film.frames[steps[i].frame];
   }
 
-  function pick(id) {
+  function pairAt(i) {
+    return pairs.find((p) => p.step === i) || null;
+  }
+
+  // -------------------------------------------------------------- details
+  let anchor = null;
+  function select(id, refocus, g) {
     state.selected = id;
+    anchor = g || (id && picture.items.get(id) ? picture.items.get(id).g : null);
     picture.select(id);
     render();
+    if (id && anchor) {
+      const close = popover.el.querySelector(".gt-close");
+      if (close && refocus !== false) close.focus({ preventScroll: true });
+    } else if (refocus) {
+      root.focus({ preventScroll: true });
+    }
   }
 
   function renderDetails(step) {
-    if (!state.selected) {
-      fillDetails(details, null, "Click a name, tensor or node in the picture.");
+    if (!state.selected || !anchor) {
+      popover.hide();
       return;
     }
     const ref = step.details[state.selected];
-    fillDetails(details, ref === undefined ? null : film.details[ref], "Not alive at this step.");
+    popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
+    popover.place(anchor, state.present ? root : graph);
   }
 
-  function renderCompare() {
-    compare.classList.toggle("gt-off", !state.compare);
-    compareBtn.setAttribute("aria-pressed", state.compare ? "true" : "false");
-    if (!state.compare) return;
-    const pairs = film.backward || [];
-    const pair = pairs.find((p) => p.step === state.pos) || pairs.find((p) => p.step > state.pos) || pairs[pairs.length - 1];
-    const idx = [pair.before, pair.step];
-    const wanted = idx.map((i) => steps[i].sheet || 0);
-    if (pictures && pictures.sheets.some((k, j) => k !== wanted[j])) pictures = null;
-    if (!pictures) {
-      pictures = [makePicture(film, () => {}, sheets[wanted[0]]), makePicture(film, () => {}, sheets[wanted[1]])];
-      const labels = [h("div", "gt-heading"), h("div", "gt-heading")];
-      compare.textContent = "";
-      pictures.forEach((p, k) => {
-        const col = h("div", "gt-compare-col");
-        col.appendChild(labels[k]);
-        col.appendChild(p.el);
-        compare.appendChild(col);
+  // keyboard access to the boxes: one button per visible box, which opens its details
+  function renderPick(frame) {
+    pick.textContent = "";
+    for (const id of frame.visible) {
+      const info = film.elements[id];
+      if (!info || info.group === "edge" || !picture.items.get(id)) continue;
+      const ref = frame.texts[id];
+      const head = ref === undefined ? info.label : film.rows[ref][0][0];
+      const b = button(head, `details of ${head}`, (ev) => {
+        ev.stopPropagation();
+        select(id, true);
       });
-      pictures.labels = labels;
-      pictures.sheets = wanted;
+      b.classList.add("gt-pick-btn");
+      b.addEventListener("focus", () => picture.items.get(id).g.classList.add("gt-focused"));
+      b.addEventListener("blur", () => picture.items.get(id).g.classList.remove("gt-focused"));
+      pick.appendChild(b);
     }
-    pictures.forEach((p, k) => {
-      const s = steps[idx[k]];
-      pictures.labels[k].textContent = `${k ? "after" : "before"}: step ${s.index}, line ${s.lineno}: ${s.code}`;
-      p.apply(frameOf(idx[k]));
+  }
+
+  // -------------------------------------------------------------- the views
+  function renderFlow(step, frame, lines) {
+    const flow = flowOf(step);
+    const more = new Map();
+    if (state.sub < 0 || !flow.length) return { more, text: null, current: new Set() };
+    const j = Math.min(state.sub, flow.length - 1);
+    flow.slice(0, j).forEach((f) => more.set(f.node, "gt-flow-done"));
+    more.set(flow[j].node, "gt-flow-now");
+    return { more, text: flow[j].text, current: linesOfNode(lines, flow[j].node), j, flow };
+  }
+
+  function drawFlow(f) {
+    if (!f.flow) return;
+    const pair = pairAt(state.pos);
+    const before = pair ? frameOf(pair.before) : null;
+    const written = new Map();
+    f.flow.slice(0, f.j + 1).forEach((sub) => {
+      for (const [edge, text] of Object.entries(sub.edges || {})) picture.labelEdge(edge, text);
+      for (const [id, text] of Object.entries(sub.grads || {})) written.set(id, text);
     });
+    // .grad boxes fill in as the walk reaches them; the others still show what they held before
+    const all = new Set(f.flow.flatMap((sub) => Object.keys(sub.grads || {})));
+    for (const id of all) {
+      if (written.has(id)) {
+        const text = String(written.get(id));
+        picture.setRow(id, gradRow, /^grad /.test(text) ? text : `grad ${text}`, "gt-row-grad gt-row-now");
+      } else if (before && before.texts[id] !== undefined) {
+        const row = film.rows[before.texts[id]].find((r) => r[1] === "grad" || /^grad /.test(r[0]));
+        if (row) picture.setRow(id, gradRow, row[0], row[1] ? `gt-row-${row[1]}` : "");
+      }
+    }
+  }
+
+  function drawDiff(d) {
+    for (const id of d.freed) {
+      const item = picture.items.get(id);
+      if (item && item.base === "node") picture.tagBox(id, "✕ saved values freed", "gt-tag-freed");
+    }
+    for (const [id, text] of Object.entries(d.grad)) picture.tagBox(id, `.grad ${text}`, "gt-tag-grad");
+    for (const id of d.kept) picture.tagBox(id, "◆ kept by retain_grad()", "gt-tag-kept");
+  }
+
+  function diffClasses(d) {
+    const more = new Map();
+    for (const id of d.freed) more.set(id, "gt-diff-freed");
+    for (const id of Object.keys(d.grad)) more.set(id, "gt-diff-grad");
+    for (const id of d.kept) more.set(id, (more.get(id) || "") + " gt-diff-kept");
+    return more;
+  }
+
+  function diffWords(d, before) {
+    const words = [];
+    const freed = d.freed.filter((id) => (film.elements[id] || {}).group !== "edge");
+    if (freed.length) words.push(`freed the saved values of ${freed.map((id) => id.replace(/^gt-/, "")).join(", ")}`);
+    for (const [id, text] of Object.entries(d.grad)) words.push(`.grad of ${id.replace(/^gt-/, "")}: ${text}`);
+    if (d.kept.length) words.push(`retain_grad() kept .grad on ${d.kept.map((id) => id.replace(/^gt-/, "")).join(", ")}`);
+    return `${before ? "BEFORE backward() — showing the state it will change. " : "What backward() changed: "}${words.join("; ")}`;
+  }
+
+  function culpritClasses(step, more) {
+    for (const c of step.culprits || []) {
+      const id = typeof c === "string" ? (c.startsWith("gt-") ? c : `gt-${c}`) : c && c.id ? `gt-${c.id}` : null;
+      if (id) more.set(id, `${more.get(id) || ""} gt-m-culprit`.trim());
+    }
+  }
+
+  function warningsOf(step) {
+    const out = [];
+    if ("prediction" in step) {
+      if (step.prediction) out.push(step.prediction);
+    } else if (step.predictions.length) {
+      out.push(step.predictions[step.predictions.length - 1]);
+    }
+    if (state.pos === n - 1 && film.error && !step.explanation) {
+      const shown = step.events.some((e) => e.includes(film.error));
+      if (!shown) out.push(`stopped: ${film.error}`);
+    }
+    if (state.pos === n - 1 && film.steps_unrecorded) out.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
+    return out;
   }
 
   function render() {
@@ -325,45 +906,199 @@ export function mount(el, film, options = {}) {
       return;
     }
     const step = steps[state.pos];
-    status.textContent = `step ${state.pos + 1} of ${n} · line ${step.lineno}`;
+    const pair = state.diff ? pairAt(state.pos) : null;
+    const shownIndex = pair && state.before ? pair.before : state.pos;
+    const frame = frameOf(shownIndex);
+    status.textContent = esc(`step ${step.index} (${steps[0].index}–${steps[n - 1].index}) · line ${step.lineno}`);
     root.dataset.step = String(state.pos);
-    slider.value = String(state.pos);
-    prev.disabled = first.disabled = state.pos === 0;
-    next.disabled = last.disabled = state.pos === n - 1;
-    source.highlight(step.lineno);
-    const shown = sheetPicture(step.sheet || 0);
+    root.dataset.sub = String(state.sub);
+    controls.slider.value = String(state.pos);
+    controls.slider.setAttribute("aria-valuetext", `step ${step.index}, line ${step.lineno}`);
+    controls.list.value = String(state.pos);
+    const b = controls.b;
+    b.prev.disabled = b.first.disabled = state.pos === 0;
+    b.next.disabled = b.last.disabled = state.pos === n - 1;
+    b.event.disabled = nextEventFrom(state.pos, 1) === null;
+    const loop = loopJumps(steps, state.pos);
+    b.pass.disabled = loop.pass === null;
+    b.leave.disabled = loop.leave === null;
+    b.walk.disabled = !flowOf(step).length;
+    b.walk.setAttribute("aria-pressed", state.sub >= 0 ? "true" : "false");
+    b.diff.disabled = !pairs.length;
+    b.diff.setAttribute("aria-pressed", state.diff ? "true" : "false");
+    b.text.setAttribute("aria-pressed", state.text ? "true" : "false");
+    b.present.setAttribute("aria-pressed", state.present ? "true" : "false");
+    code.show(step.lineno);
+
+    const shown = sheetPicture(steps[shownIndex].sheet || 0);
     if (shown !== picture) {
       graph.replaceChild(shown.el, picture.el);
       picture = shown;
       picture.select(state.selected);
+      applyZoom();
     }
-    picture.apply(frameOf(state.pos));
-    const words = step.events.length ? step.events : ["(nothing changed in the graph or the names)"];
-    fillList(events, words, "gt-event");
-    const warnings = step.predictions.slice();
-    if (state.pos === n - 1 && film.error) warnings.push(`stopped: ${film.error}`);
-    if (state.pos === n - 1 && film.steps_unrecorded) {
-      warnings.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
-    }
-    fillList(predictions, warnings, "gt-warning");
     const lines = step.reverse || [];
-    reverse.textContent = lines.join("\n");
-    reverseHead.classList.toggle("gt-off", !lines.length);
-    reverse.classList.toggle("gt-off", !lines.length);
+    const f = renderFlow(step, frame, lines);
+    const d = pair ? diffOf(film, pair) : null;
+    const more = d ? diffClasses(d) : f.more;
+    culpritClasses(step, more);
+    picture.apply(frame, more);
+    if (d) drawDiff(d);
+    else drawFlow(f);
+    root.classList.toggle("gt-diffing", !!d);
+    root.classList.toggle("gt-walking", state.sub >= 0);
+
+    let bannerText = null;
+    if (d) bannerText = diffWords(d, state.before);
+    else if (f.text) bannerText = `${f.j + 1} / ${f.flow.length}: ${f.text}`;
+    banner.textContent = bannerText ? esc(bannerText) : "";
+    banner.classList.toggle("gt-off", !bannerText);
+    what.show({ events: step.events, flow: null, explanation: step.explanation || null, warnings: warningsOf(step) });
+    let current = f.current;
+    if (!current.size && lines.length) current = finalLines(lines);
+    reverse.show(lines, current);
+    const words = pictureText(film, frame);
+    twin.textContent = "";
+    twin.appendChild(h("h4", null, `picture of step ${steps[shownIndex].index}: names`));
+    const ul = h("ul");
+    fillList(ul, words.names.length ? words.names : ["(none)"]);
+    twin.appendChild(ul);
+    twin.appendChild(h("h4", null, "objects and backward nodes"));
+    const ul2 = h("ul");
+    fillList(ul2, words.boxes.length ? words.boxes : ["(none)"]);
+    twin.appendChild(ul2);
+    renderPick(frame);
     renderDetails(step);
-    renderCompare();
+  }
+
+  // the last node of the reverse pass (where the paths meet and .grad is written)
+  function finalLines(lines) {
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const m = /^ {2}(\S+) /.exec(lines[i]);
+      if (m) return linesOfNode(lines, m[1]);
+    }
+    return new Set([lines.length - 1]);
   }
 
   function show(i) {
     if (!n) return;
-    state.pos = Math.min(Math.max(0, i), n - 1);
+    const pos = Math.min(Math.max(0, i), n - 1);
+    if (pos !== state.pos) state.sub = -1;
+    state.pos = pos;
+    if (state.diff && !pairAt(pos)) state.diff = false;
     render();
     if (typeof options.onStep === "function") options.onStep(state.pos);
   }
 
+  function nextEventFrom(pos, d) {
+    for (let j = pos + d; j >= 0 && j < n; j += d) if (kinds[j].size) return j;
+    return null;
+  }
+
+  function jumpEvent(d) {
+    const j = nextEventFrom(state.pos, d);
+    if (j !== null) show(j);
+  }
+
+  function jumpLoop(which) {
+    const j = loopJumps(steps, state.pos)[which];
+    if (j !== null) show(j);
+  }
+
+  function walk(d) {
+    const flow = flowOf(steps[state.pos] || {});
+    if (!flow.length) return false;
+    const s = state.sub + d;
+    state.sub = s >= flow.length || s < -1 ? -1 : s;
+    state.diff = false;
+    render();
+    return true;
+  }
+
+  function toggleDiff() {
+    state.diff = !state.diff;
+    state.before = false;
+    state.sub = -1;
+    if (state.diff && !pairAt(state.pos)) {
+      const pair = pairs.find((p) => p.step >= state.pos) || pairs[pairs.length - 1];
+      if (!pair) state.diff = false;
+      else {
+        show(pair.step);
+        state.diff = true;
+      }
+    }
+    render();
+  }
+
+  function toggleBefore() {
+    if (!state.diff) return;
+    state.before = !state.before;
+    render();
+  }
+
+  function toggleText() {
+    state.text = !state.text;
+    twin.classList.toggle("gt-sr-only", !state.text);
+    graph.classList.toggle("gt-off", state.text);
+    render();
+  }
+
+  // -------------------------------------------------------------- zoom and presenter mode
+  function applyZoom() {
+    picture.zoom(state.zoom);
+    zoom.level.textContent = `${Math.round(state.zoom * 100)}%`;
+  }
+
+  function fitZoom(atLeast) {
+    const [w, hh] = picture.size;
+    if (!w || !hh) return 1;
+    const z = Math.min((graph.clientWidth - 16) / w, (graph.clientHeight - 16) / hh);
+    return Math.min(4, Math.max(atLeast, Number.isFinite(z) && z > 0 ? z : 1));
+  }
+
+  function zoomBy(d) {
+    if (d === 0) state.zoom = fitZoom(0.25);
+    else state.zoom = Math.min(4, Math.max(0.25, Math.round((state.zoom * (d > 0 ? 1.25 : 0.8)) * 100) / 100));
+    applyZoom();
+    render();
+  }
+
+  function togglePresent(force) {
+    state.present = force === undefined ? !state.present : force;
+    root.classList.toggle("gt-present", state.present);
+    if (state.present && root.requestFullscreen && doc.fullscreenElement !== root) {
+      root.requestFullscreen().catch(() => {}); // refused (no user gesture, an iframe): the page-filling view stays
+    } else if (!state.present && doc.fullscreenElement === root && doc.exitFullscreen) {
+      doc.exitFullscreen().catch(() => {});
+    }
+    requestAnimationFrame(() => {
+      state.zoom = state.present ? fitZoom(1) : 1;
+      applyZoom();
+      render();
+    });
+    root.focus({ preventScroll: true });
+  }
+
+  const onFullscreen = () => {
+    if (state.present && doc.fullscreenElement !== root && !doc.fullscreenElement) togglePresent(false);
+  };
+  doc.addEventListener("fullscreenchange", onFullscreen);
+  cleanups.push(() => doc.removeEventListener("fullscreenchange", onFullscreen));
+
+  // -------------------------------------------------------------- save
+  function save(kind) {
+    if (!n || !picture.svg) return;
+    const bg = getComputedStyle(root).getPropertyValue("--gt-bg").trim() || "#ffffff";
+    const text = `<?xml version="1.0" encoding="UTF-8"?>\n${pictureSvg(picture, bg)}`;
+    const name = fileStem(film, steps[state.pos]);
+    if (kind === "svg") download(doc, svgDataUrl(text), `${name}.svg`);
+    else savePng(doc, text, picture.size, `${name}.png`, 2);
+  }
+
+  // -------------------------------------------------------------- play
   function startPlay() {
     if (state.pos >= n - 1) show(0);
-    play.textContent = "pause";
+    controls.b.play.textContent = "pause";
     state.timer = setInterval(() => {
       if (state.pos >= n - 1) pause();
       else show(state.pos + 1);
@@ -373,35 +1108,52 @@ export function mount(el, film, options = {}) {
   function pause() {
     if (state.timer) clearInterval(state.timer);
     state.timer = null;
-    play.textContent = "play";
+    controls.b.play.textContent = "play";
   }
 
-  function toggleCompare() {
-    state.compare = !state.compare;
-    if (state.compare) {
-      const pairs = film.backward || [];
-      const pair = pairs.find((p) => p.step >= state.pos) || pairs[pairs.length - 1];
-      if (pair) state.pos = pair.step;
-    }
-    render();
-  }
-
+  // -------------------------------------------------------------- keys
+  const STEP_KEYS = { ArrowRight: 1, ArrowLeft: -1, PageDown: 1, PageUp: -1 };
   function onKey(ev) {
     if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    const tag = ev.target && ev.target.tagName;
-    if (tag === "TEXTAREA" || (tag === "INPUT" && ev.target !== slider)) return;
-    const keys = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
-    if (ev.key in keys) show(state.pos + keys[ev.key]);
-    else if (ev.key === "Home") show(0);
-    else if (ev.key === "End") show(n - 1);
-    else if (ev.key === " " && ev.target === root) state.timer ? pause() : startPlay();
+    const target = ev.target;
+    const tag = target && target.tagName;
+    if (tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && target !== controls.slider)) return;
+    if (target && target.isContentEditable) return;
+    const onButton = tag === "BUTTON";
+    const key = ev.key;
+    if (key in STEP_KEYS) show(state.pos + STEP_KEYS[key]);
+    else if (key === "ArrowDown" || key === "ArrowUp") {
+      const d = key === "ArrowDown" ? 1 : -1;
+      if (!walk(d)) show(state.pos + d);
+    } else if (key === "Home") show(0);
+    else if (key === "End") show(n - 1);
+    else if (key === " " && !onButton) state.timer ? pause() : startPlay();
+    else if (key === "Escape") {
+      if (popover.open) select(null, true);
+      else if (state.present) togglePresent(false);
+      else if (state.diff) toggleDiff();
+      else if (state.sub >= 0) walk(-state.sub - 1);
+      else return;
+    } else if (key === "f" || key === "F") togglePresent();
+    else if (key === "e") jumpEvent(1);
+    else if (key === "E") jumpEvent(-1);
+    else if (key === "l") jumpLoop("pass");
+    else if (key === "L") jumpLoop("leave");
+    else if (key === "d" || key === "D") toggleDiff();
+    else if (key === "b" || key === "B") toggleBefore();
+    else if (key === "t" || key === "T") toggleText();
+    else if (key === "+" || key === "=") zoomBy(1);
+    else if (key === "-" || key === "_") zoomBy(-1);
+    else if (key === "0") zoomBy(0);
     else return;
     ev.preventDefault();
+    ev.stopPropagation();
   }
 
-  const keyTarget = options.globalKeys ? el.ownerDocument : root;
+  const keyTarget = options.globalKeys ? doc : root;
   keyTarget.addEventListener("keydown", onKey);
   cleanups.push(() => keyTarget.removeEventListener("keydown", onKey));
+  if (options.host === "notebook") cleanups.push(keepKeys(host, root));
 
   show(options.step || 0);
 
@@ -416,27 +1168,90 @@ export function mount(el, film, options = {}) {
     },
     destroy() {
       pause();
+      if (state.present) togglePresent(false);
       for (const f of cleanups) f();
       el.textContent = "";
     },
   };
 }
 
-// anywidget entry point: the widget's model carries the film under "film".
-export default {
-  render({ model, el }) {
-    let stepper = mount(el, model.get("film"), { step: model.get("step") || 0, onStep: (i) => {
-      model.set("step", i);
-      model.save_changes();
-    } });
-    const onFilm = () => {
-      stepper.destroy();
-      stepper = mount(el, model.get("film"));
-    };
-    model.on("change:film", onFilm);
-    return () => {
-      model.off("change:film", onFilm);
-      stepper.destroy();
-    };
-  },
-};
+// ------------------------------------------------------------------ hosts
+
+// In JupyterLab the notebook reads keys for its own commands: the stepper marks itself with
+// data-lm-suppress-shortcuts, and a click anywhere in it (not on a control) gives it the keyboard.
+function keepKeys(wrap, root) {
+  wrap.setAttribute("data-lm-suppress-shortcuts", "true");
+  const onDown = (ev) => {
+    const tag = ev.target && ev.target.tagName;
+    if (tag !== "INPUT" && tag !== "BUTTON" && tag !== "SELECT") setTimeout(() => root.focus({ preventScroll: true }), 0);
+  };
+  wrap.addEventListener("mousedown", onDown);
+  return () => wrap.removeEventListener("mousedown", onDown);
+}
+
+function sendStep(model, i) {
+  if (model.get("step") === i) return;
+  try {
+    model.set("step", i);
+    model.save_changes();
+  } catch (err) {
+    // no kernel behind this view (a saved notebook): stepping goes on without telling anyone
+  }
+}
+
+// anywidget: the widget's model carries the film under "film", the step under "step".
+function render({ model, el }) {
+  const wrap = document.createElement("div");
+  wrap.className = "gt-widget";
+  el.appendChild(wrap);
+  const options = {
+    step: model.get("step") || 0,
+    interval: model.get("interval") || 900,
+    host: "notebook",
+    onStep: (i) => sendStep(model, i),
+  };
+  let stepper = mount(wrap, model.get("film") || {}, options);
+  const onFilm = () => {
+    stepper.destroy();
+    options.step = 0;
+    stepper = mount(wrap, model.get("film") || {}, options);
+  };
+  const onStepFromPython = () => {
+    const i = model.get("step") || 0;
+    if (stepper.step !== i) stepper.show(i);
+  };
+  const onInterval = () => {
+    options.interval = model.get("interval") || 900;
+  };
+  model.on("change:film", onFilm);
+  model.on("change:step", onStepFromPython);
+  model.on("change:interval", onInterval);
+  return () => {
+    model.off("change:film", onFilm);
+    model.off("change:step", onStepFromPython);
+    model.off("change:interval", onInterval);
+    stepper.destroy();
+  };
+}
+
+/** Mount every film of the page: <script type="application/json" data-gt-film="<id of its element>">. */
+export function boot(doc = document, tries = 0) {
+  let waiting = false;
+  for (const data of Array.from(doc.querySelectorAll('script[type="application/json"][data-gt-film]'))) {
+    if (data.dataset.gtMounted) continue;
+    const el = doc.getElementById(data.dataset.gtFilm);
+    if (!el) {
+      waiting = true;
+      continue;
+    }
+    data.dataset.gtMounted = "1";
+    const page = data.dataset.gtHost === "page";
+    mount(el, JSON.parse(data.textContent), page ? { globalKeys: true } : { host: "notebook" });
+  }
+  // a notebook may run this script before its output is attached to the page
+  if ((waiting || tries === 0) && tries < 120) requestAnimationFrame(() => boot(doc, tries + 1));
+}
+
+export default { render };
+
+if (typeof document !== "undefined" && typeof requestAnimationFrame === "function") boot(document);

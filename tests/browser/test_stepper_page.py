@@ -1,0 +1,438 @@
+"""The standalone stepper page in real Chromium at a projector's 1280x720.
+
+Programs: the ``%%gradtrace`` cells of lessons 01-04 (read from ``notebooks/``), a
+loop, and a Trojan-Source sample. Every number checked comes from PyTorch run
+plainly here, or from the trace's own records (ids, the reverse pass).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from lab import new_page
+
+from gradtrace import trace_code
+from gradtrace.explain.reverse import reverse_lines
+from gradtrace.model import Backward, Trace
+from gradtrace.render.film import film as make_film
+from gradtrace.render.html import film_html
+from gradtrace.render.text import step_text
+
+ROOT = Path(__file__).resolve().parents[2]
+VIEW = {"width": 1280, "height": 720}
+
+
+def lesson_cells(name: str) -> list[str]:
+    """The code of each ``%%gradtrace`` cell of a lesson notebook."""
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    out = []
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and src.startswith("%%gradtrace"):
+            out.append(src.split("\n", 1)[1])
+    return out
+
+
+LESSONS = [(f"{n}:{i}", code) for n in ("01_reverse_mode.ipynb", "02_names_and_objects.ipynb",
+                                        "03_inplace_mutation.ipynb", "04_nonscalar_outputs.ipynb")
+           for i, code in enumerate(lesson_cells(n))]
+LESSON01 = lesson_cells("01_reverse_mode.ipynb")[0]
+
+
+def traced(code: str, filename: str = "lesson") -> Trace:
+    return trace_code(code, {"torch": torch}, filename=filename)
+
+
+def _txt(summary: Any) -> str:
+    return "None" if summary is None else summary.text
+
+
+def with_flow(trace: Trace, film: dict[str, Any]) -> dict[str, Any]:
+    """``film`` with the reverse-pass sub-steps and the backward() diff, read off the trace's own records."""
+    film = json.loads(json.dumps(film))
+    for step, data in zip(trace.steps, film["steps"], strict=True):
+        lines = reverse_lines(step)
+        flow = []
+        for event in step.events:
+            if not isinstance(event, Backward):
+                continue
+            for f in event.flow:
+                node = step.nodes[f.node]
+                mine = _node_lines(lines, f.node)
+                edges = {f"gt-e-next-{f.node}-{e.node}": _txt(f.grad_out[i])
+                         for i, e in enumerate(node.inputs) if e is not None and i < len(f.grad_out)
+                         and f.grad_out[i] is not None}
+                grads = {f"gt-{g.tensor}": _txt(g.after) for g in event.grads if g.tensor == node.variable}
+                flow.append({"node": f"gt-{f.node}", "text": " ; ".join(mine), "edges": edges, "grads": grads})
+        if flow:
+            data["flow"] = flow
+    for pair in film["backward"]:
+        step = trace.steps[pair["step"]]
+        event = next(e for e in step.events if isinstance(e, Backward))
+        pair["diff"] = {
+            "freed": sorted({f"gt-{node}" for node, _ in event.freed}),
+            "grad": {f"gt-{g.tensor}": f"{_txt(g.before)} → {_txt(g.after)}" for g in event.grads},
+            "kept": [f"gt-{t.id}" for t in step.tensors.values() if t.retains_grad],
+        }
+    return film
+
+
+def _node_lines(lines: list[str], node: str) -> list[str]:
+    out, inside = [], False
+    for line in lines:
+        m = re.match(r"^ {2}(\S+) ", line)
+        if m:
+            inside = m[1] == node
+        if inside:
+            out.append(line.strip())
+    return out
+
+
+@pytest.fixture
+def stepper(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    """Open a film's standalone page at 1280x720: ``stepper(film)`` returns the page."""
+    opened = []
+
+    def open_page(film: dict[str, Any], **options: Any) -> Any:
+        path = tmp_path / f"page{len(opened)}.html"
+        path.write_text(film_html(film), encoding="utf-8")
+        context, page, guard = new_page(browser, **options)
+        page.set_viewport_size(VIEW)
+        opened.append((context, guard))
+        page.goto(path.as_uri())
+        page.locator(".gt-root svg").first.wait_for()
+        return page
+
+    yield open_page
+    for context, guard in opened:
+        context.close()
+        assert guard.errors == [] and guard.dialogs == [] and guard.outside == [], (guard.errors, guard.dialogs,
+                                                                                     guard.outside)
+
+
+def pytorch_lesson01() -> dict[str, float]:
+    """f = x**2 + x**3 at 42: each path's gradient and their sum, by PyTorch."""
+    x = torch.tensor(42.0, requires_grad=True)
+    (d2,) = torch.autograd.grad(x**2, x)
+    (d3,) = torch.autograd.grad(x**3, x)
+    f = x**2 + x**3
+    f.backward()
+    assert x.grad is not None
+    return {"d2": d2.item(), "d3": d3.item(), "grad": x.grad.item()}
+
+
+def num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
+INSIDE_JS = """(el) => {
+  const r = el.getBoundingClientRect();
+  let ok = r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight + 0.5 && r.left >= 0
+    && r.right <= window.innerWidth + 0.5;
+  for (let p = el.parentElement; p && ok; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (/(auto|scroll|hidden)/.test(s.overflowY + s.overflowX)) {
+      const q = p.getBoundingClientRect();
+      ok = r.top >= q.top - 0.5 && r.bottom <= q.bottom + 0.5;
+    }
+  }
+  return ok;
+}"""
+
+SMALL_TEXT_JS = """() => [...document.querySelectorAll('.gt-graph svg text')]
+  .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim() && t.getBBox().width > 0)
+  .map(t => ({text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a}))
+  .filter(t => t.px < 11.99)"""
+
+
+def svg_text(page: Any, selector: str) -> str:
+    return str(page.locator(selector).first.text_content() or "")
+
+
+def visible(page: Any, selector: str) -> bool:
+    loc = page.locator(selector).first
+    return loc.count() > 0 and bool(loc.evaluate(INSIDE_JS))
+
+
+@pytest.mark.parametrize("name,code", LESSONS, ids=[n for n, _ in LESSONS])
+def test_every_step_fits_a_projector(stepper: Any, name: str, code: str) -> None:
+    """Picture, "what this step did" and the current reverse-pass line, together, with no page scroll."""
+    trace = traced(code, name)
+    page = stepper(make_film(trace))
+    for i, step in enumerate(trace.steps):
+        page.wait_for_function(f"() => document.querySelector('.gt-root').dataset.step === '{i}'")
+        assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight"), (name, i)
+        assert visible(page, ".gt-graph"), (name, i)
+        assert visible(page, ".gt-event"), (name, i)
+        if reverse_lines(step):
+            assert visible(page, ".gt-revline.gt-current"), (name, i)
+        assert page.evaluate(SMALL_TEXT_JS) == [], (name, i)
+        page.keyboard.press("ArrowRight")
+
+
+def test_lesson01_backward_line_in_view(stepper: Any, artifacts: Path) -> None:
+    facts = pytorch_lesson01()
+    page = stepper(make_film(traced(LESSON01, "01_reverse_mode")))
+    page.keyboard.press("End")
+    meet = f"{num(facts['d3'])} + {num(facts['d2'])} = {num(facts['grad'])}"
+    current = page.locator(".gt-revline.gt-current").all_inner_texts()
+    assert any(meet in line for line in current), current
+    assert any(f".grad = {num(facts['grad'])}" in line for line in current), current
+    assert visible(page, ".gt-revline.gt-current") and visible(page, ".gt-graph svg")
+    page.screenshot(path=str(artifacts / "page-lesson01-backward.png"))
+
+
+def test_wide_graph_scrolls_instead_of_shrinking(stepper: Any) -> None:
+    code = ("net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.Tanh(),"
+            " torch.nn.Linear(8, 3))\nx = torch.randn(5, 4)\nloss = net(x).pow(2).mean()\nloss.backward()\n")
+    page = stepper(make_film(traced(code)))
+    page.keyboard.press("End")
+    assert page.evaluate(SMALL_TEXT_JS) == []
+    assert visible(page, ".gt-graph")
+
+
+def test_reverse_pass_walked_node_by_node(stepper: Any, artifacts: Path) -> None:
+    facts = pytorch_lesson01()
+    trace = traced(LESSON01, "01_reverse_mode")
+    film = with_flow(trace, make_film(trace))
+    back = next(i for i, s in enumerate(film["steps"]) if s.get("flow"))
+    flow = film["steps"][back]["flow"]
+    page = stepper(film)
+    page.keyboard.press("End")
+    assert int(page.get_attribute(".gt-root", "data-step") or -1) == back
+    leaf = next(k for k, v in flow[-1]["grads"].items())
+    page.keyboard.press("ArrowDown")
+    assert "grad -" in svg_text(page, f"#{leaf}") or "grad None" in svg_text(page, f"#{leaf}")
+    for j, sub in enumerate(flow):
+        if j:
+            page.keyboard.press("ArrowDown")
+        assert page.get_attribute(".gt-root", "data-sub") == str(j)
+        assert page.locator(".gt-graph g.gt-flow-now").evaluate("g => g.id") == sub["node"]
+        assert sub["text"] in svg_text(page, ".gt-banner")
+    labels = dict(page.evaluate("() => [...document.querySelectorAll('.gt-flow-label')]"
+                                ".map(t => [t.dataset.edge, t.textContent])"))
+    # the edges explain() names: "n3 PowBackward0 ... sends to n2: ... = 5292"
+    lines = reverse_lines(trace.steps[back])
+    for value in (facts["d3"], facts["d2"]):
+        said = next(line for line in lines if line.strip().startswith("sends to") and line.endswith(f"= {num(value)}"))
+        node = lines[max(i for i in range(lines.index(said)) if re.match(r"^ {2}\S", lines[i]))].split()[0]
+        target = said.split("sends to ")[1].split(":")[0]
+        assert labels[f"gt-e-next-{node}-{target}"].rstrip(".") == num(value), labels
+    assert f"grad {num(facts['grad'])}" in svg_text(page, f"#{leaf}")
+    page.screenshot(path=str(artifacts / "page-lesson01-walk.png"))
+    page.keyboard.press("ArrowDown")  # past the last node: the whole step again
+    assert page.get_attribute(".gt-root", "data-sub") == "-1"
+    assert page.locator(".gt-flow-label").count() == 0
+
+
+def pytorch_freed_nodes() -> int:
+    """How many backward nodes of lesson 01's graph hold saved values that backward() frees."""
+    x = torch.tensor(42.0, requires_grad=True)
+    f = x**2 + x**3
+    nodes = [fn for fn, _ in f.grad_fn.next_functions]
+    f.backward()
+    freed = 0
+    for node in nodes:
+        try:
+            node._saved_self  # noqa: B018 - reading it is the check
+        except RuntimeError:
+            freed += 1
+    return freed
+
+
+@pytest.mark.parametrize("extended", [False, True], ids=["read-off-frames", "film-diff"])
+def test_diff_view_marks_what_backward_changed(stepper: Any, artifacts: Path, extended: bool) -> None:
+    facts = pytorch_lesson01()
+    trace = traced(LESSON01, "01_reverse_mode")
+    film = make_film(trace)
+    page = stepper(with_flow(trace, film) if extended else film)
+    page.keyboard.press("d")
+    assert page.locator(".gt-compare-btn").get_attribute("aria-pressed") == "true"
+    freed = page.locator(".gt-graph g.gt-diff-freed.node")
+    assert freed.count() == pytorch_freed_nodes()
+    assert page.locator(".gt-tag-freed").count() == freed.count()
+    grad = page.locator(".gt-graph g.gt-diff-grad")
+    assert grad.count() == 1
+    tag = page.locator(".gt-tag-grad").text_content() or ""
+    assert tag.endswith(f"→ {num(facts['grad'])}.") or tag.endswith(f"→ {num(facts['grad'])}"), tag
+    assert f"grad {num(facts['grad'])}" in (grad.text_content() or "")
+    sizes = page.evaluate("() => [...document.querySelectorAll('.gt-tag')].map(t => t.getBoundingClientRect().height)")
+    assert min(sizes) >= 12
+    if not extended:
+        page.screenshot(path=str(artifacts / "page-lesson01-diff.png"))
+    page.keyboard.press("b")  # the other state: before backward()
+    assert "grad -" in (grad.text_content() or "")
+    assert "BEFORE" in page.locator(".gt-banner").inner_text()
+    page.keyboard.press("d")
+    assert page.locator(".gt-graph g.gt-diff-freed").count() == 0
+
+
+def test_presenter_mode_answers_the_keys(stepper: Any, artifacts: Path) -> None:
+    trace = traced(LESSON01, "01_reverse_mode")
+    page = stepper(make_film(trace))
+    step = lambda: int(page.get_attribute(".gt-root", "data-step") or -1)  # noqa: E731
+    page.keyboard.press("f")
+    root = page.locator(".gt-root")
+    page.wait_for_function("() => document.querySelector('.gt-root').classList.contains('gt-present')")
+    box = root.bounding_box()
+    assert box is not None and box["width"] >= VIEW["width"] - 1 and box["height"] >= VIEW["height"] - 1
+    assert float(page.evaluate("getComputedStyle(document.querySelector('.gt-root')).fontSize")[:-2]) >= 18
+    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")
+    assert step() == 2
+    page.keyboard.press("PageUp")
+    assert step() == 1
+    page.keyboard.press("End")
+    assert step() == len(trace) - 1
+    page.keyboard.press("Home")
+    assert step() == 0
+    page.keyboard.press("ArrowRight")
+    assert step() == 1
+    zoom = lambda: int(page.locator(".gt-zoomlevel").inner_text().rstrip("%"))  # noqa: E731
+    start = zoom()
+    page.keyboard.press("+")
+    assert zoom() > start
+    page.keyboard.press("-")
+    page.keyboard.press("-")
+    assert zoom() < start
+    page.keyboard.press("0")
+    fit = page.evaluate("""() => { const g = document.querySelector('.gt-graph'), s = g.querySelector('svg');
+      return [g.clientWidth, g.clientHeight, s.getBoundingClientRect().width, s.getBoundingClientRect().height]; }""")
+    assert fit[2] <= fit[0] and fit[3] <= fit[1] and (fit[2] >= fit[0] - 40 or fit[3] >= fit[1] - 40), fit
+    page.keyboard.press("End")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts / "page-presenter.png"))
+    page.keyboard.press("Escape")
+    assert "gt-present" not in (root.get_attribute("class") or "")
+
+
+LOOP = """x = torch.tensor(2., requires_grad=True)
+y = x * 1
+for i in range(3):
+    y = y * x
+    z = y + 1
+y.add_(1)
+y.backward()
+done = 1
+"""
+
+
+def test_next_event_skip_loop_and_step_list(stepper: Any) -> None:
+    trace = traced(LOOP)
+    page = stepper(make_film(trace))
+    steps = trace.steps
+    pos = lambda: int(page.get_attribute(".gt-root", "data-step") or -1)  # noqa: E731
+
+    def is_event(s: Any) -> bool:
+        return any(e.kind in ("rebind", "mutate", "backward") for e in s.events)
+
+    expected = [i for i, s in enumerate(steps) if is_event(s)]
+    seen = []
+    for _ in expected:
+        page.keyboard.press("e")
+        seen.append(pos())
+    assert seen == expected
+    page.keyboard.press("Home")
+    loop_line = next(s.lineno for s in steps if s.code.startswith("y = y * x"))
+    first = next(i for i, s in enumerate(steps) if s.lineno == loop_line)
+    page.select_option(".gt-steplist", str(first))
+    assert pos() == first
+    page.locator(".gt-root").focus()
+    page.keyboard.press("l")
+    assert pos() > first and steps[pos()].lineno == loop_line
+    page.keyboard.press("L")
+    after = [i for i, s in enumerate(steps) if s.lineno > loop_line + 1]
+    assert pos() == after[0]
+    # the step list numbers steps as the text twin does
+    options = page.locator(".gt-steplist option").all_inner_texts()
+    assert len(options) == len(steps)
+    for s, label in zip(steps, options, strict=True):
+        head = step_text(s).split("\n", 1)[0]  # "step 3, line 4: y = y * x"
+        number = re.match(r"step (\d+), line (\d+)", head)
+        assert number and label.startswith(f"step {number[1]} · line {number[2]}"), (head, label)
+    assert page.locator(".gt-status").inner_text().startswith(f"step {steps[pos()].index} ")
+
+
+TROJAN = '''access = "user"
+# \u202e } \u2066if access != "admin":\u2069 \u2066 # begin admins only
+globals()["tag\u202e\u200f"] = torch.tensor(1., requires_grad=True)
+label = "\u202ereversed\u202c" + "\u200e"
+'''
+
+
+def test_bidi_controls_show_escaped(stepper: Any) -> None:
+    """Trojan Source: a bidi override in code or names shows as \\u202e, as in the text twin."""
+    trace = traced(TROJAN, "trojan")
+    page = stepper(make_film(trace))
+    page.keyboard.press("End")
+    text = page.evaluate("document.body.innerText + [...document.querySelectorAll('svg text')]"
+                         ".map(t => t.textContent).join(' ')")
+    for ch in ("\u202e", "\u2066", "\u2069", "\u200f", "\u200e", "\u202c"):
+        assert ch not in text, f"raw U+{ord(ch):04X} on the page"
+    source = page.locator(".gt-source").inner_text()
+    assert "\\u202e" in source and "\\u2066" in source and "\\u200f" in source
+    drawn = page.evaluate("[...document.querySelectorAll('.gt-graph svg text')].map(t => t.textContent)")
+    assert "tag\\u202e\\u200f" in drawn, drawn
+
+
+def test_save_this_step_as_svg_and_png(stepper: Any, tmp_path: Path) -> None:
+    facts = pytorch_lesson01()
+    page = stepper(make_film(traced(LESSON01, "01_reverse_mode")), accept_downloads=True)
+    page.keyboard.press("End")
+    with page.expect_download() as got:
+        page.click("text=save SVG")
+    svg_path = tmp_path / got.value.suggested_filename
+    got.value.save_as(svg_path)
+    assert svg_path.suffix == ".svg"
+    tree = ET.parse(svg_path)
+    texts = [t.text or "" for t in tree.iter("{http://www.w3.org/2000/svg}text")]
+    assert f"grad {num(facts['grad'])}." in texts
+    assert "t4 nonleaf v0" in texts or any(t.startswith("t4 ") for t in texts)
+    with page.expect_download() as got:
+        page.click("text=save PNG")
+    png = tmp_path / got.value.suggested_filename
+    got.value.save_as(png)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 400 and height > 100
+
+
+def test_keyboard_only_details(stepper: Any) -> None:
+    trace = traced(LESSON01, "01_reverse_mode")
+    page = stepper(make_film(trace))
+    page.keyboard.press("End")
+    page.locator(".gt-pick-btn").first.focus()
+    names = page.locator(".gt-pick-btn").all_inner_texts()
+    node = next(i for i, n in enumerate(names) if "PowBackward0" in n)
+    page.locator(".gt-pick-btn").nth(node).focus()
+    page.keyboard.press("Enter")
+    details = page.locator(".gt-details")
+    assert "PowBackward0" in details.inner_text()
+    assert visible(page, ".gt-details")
+    page.keyboard.press("Escape")
+    assert not details.is_visible()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_violations(stepper: Any, scheme: str) -> None:
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    trace = traced(LESSON01, "01_reverse_mode")
+    page = stepper(with_flow(trace, make_film(trace)), color_scheme=scheme)
+    bad: list[str] = []
+    for keys in ([], ["End"], ["ArrowDown"], ["d"], ["t"]):
+        for k in keys:
+            page.keyboard.press(k)
+        results = axe_mod.Axe().run(page)
+        for v in results.response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                bad.append(f"{keys}: {v['id']}: {[n['target'] for n in v['nodes']][:5]}")
+    assert bad == []

@@ -1,0 +1,92 @@
+"""The public API is one lazy table; ``import gradtrace`` stays cheap; explain reads traces with their ids."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import gradtrace
+
+
+def test_every_public_name_resolves_to_its_table_entry():
+    for name, target in gradtrace._API.items():
+        module_name, _, attr = target.partition(":")
+        module = importlib.import_module(module_name)
+        assert getattr(gradtrace, name) is (getattr(module, attr) if attr else module), name
+    assert set(gradtrace.__all__) == {"__version__", *gradtrace._API}
+    assert set(gradtrace.__all__) <= set(dir(gradtrace))
+    assert "importlib" not in dir(gradtrace)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        gradtrace.nope  # noqa: B018
+
+
+def test_import_is_cheap_and_explain_does_not_need_torch():
+    code = ("import sys, gradtrace\n"
+            "assert 'torch' not in sys.modules and 'graphviz' not in sys.modules\n"
+            "import gradtrace.explain, gradtrace.explain.quiz, gradtrace.explain.compare, gradtrace.render.text\n"
+            "assert 'torch' not in sys.modules, 'explain imported torch'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, env=_env())
+
+
+def _env():
+    import os
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+def test_the_explain_package_is_callable_and_keeps_its_functions():
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x * x
+    w = gradtrace.explain(y)
+    assert w.leaf("x").after.values == x.grad.item()
+    assert gradtrace.explain.compare is gradtrace.compare
+    assert gradtrace.explain.explain_error is gradtrace.explain_error
+
+
+#: One statement making several nodes: a trace numbers them in creation order, but the tracer's first
+#: snapshot of existing tensors (what explain(root) starts from) numbers them from the output down.
+_BASELINE_ORDER = pytest.mark.xfail(strict=True, reason="tracer: the baseline snapshot of a namespace must number "
+                                    "nodes in creation order (by sequence number), as a trace of the code does")
+SOURCES = [
+    "import torch\nx = torch.tensor(42., requires_grad=True)\nx2 = x ** 2\nx3 = x ** 3\nf = x2 + x3\n",
+    "import torch\nx = torch.tensor(42., requires_grad=True)\nx = x ** 2\nx3 = x ** 3\nf = x + x3\nx.retain_grad()\n",
+    pytest.param("import torch\nx = torch.tensor([7., 13.], requires_grad=True)\ny = x * 3\nf = (y * x).sum()\n",
+                 marks=_BASELINE_ORDER),
+    pytest.param("import torch\ntorch.manual_seed(0)\nlin = torch.nn.Linear(3, 2)\nxs = torch.randn(4, 3)\n"
+                 "f = lin(xs).tanh().sum()\n", marks=_BASELINE_ORDER),
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_explain_root_uses_the_ids_the_trace_shows(source):
+    """explain(f) after plain code names each node as the trace of the same code does."""
+    text = gradtrace.trace_code(source).to_text()
+    ns: dict = {}
+    exec(source, ns)
+    w = gradtrace.explain(ns["f"], names={k: v for k, v in ns.items() if not k.startswith("__")})
+    assert w.steps
+    for step in w.steps:
+        assert f"{step.node}  {step.name}" in text, (step.node, step.name)
+        for out in step.outputs:
+            assert f" {out.target}  " in text
+
+
+@pytest.mark.parametrize("source", [getattr(s, "values", (s,))[0] for s in SOURCES])
+def test_quiz_and_the_trace_agree_on_ids_and_steps(source):
+    code = source + "f.backward()\n"
+    trace = gradtrace.trace_code(code)
+    text = trace.to_text()
+    verdict = gradtrace.quiz(code.replace("import torch\n", "", 1), ask="x.grad" if "x =" in code
+                             else "lin.weight.grad").check("0")
+    for line in verdict.explanation.splitlines():
+        words = line.strip().split()
+        if len(words) > 2 and words[0].rstrip(".").isdigit() and words[1].startswith("n"):
+            assert f"{words[1]}  {words[2]}" in text, line
+    backward_steps = [s for s in trace.steps if any(e.kind == "backward" for e in s.events)]
+    assert backward_steps and f"step {backward_steps[0].index}," in text
