@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 import pytest
 import torch
-from lab import Lab, new_page, open_notebook, run_all
+from lab import Lab, new_page, run_all, wait_idle
 
 import gradtrace
 
@@ -106,6 +106,17 @@ def stop_kernels(lab: Lab) -> None:
         urllib.request.urlopen(req, timeout=30).close()
 
 
+def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
+    """Open ``name`` as the only notebook (no tab restored from an earlier test), with its own kernel ready."""
+    stop_kernels(lab)
+    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
+    wait_idle(page, timeout)
+    tabs = page.locator(".jp-NotebookPanel").count()
+    assert tabs == 1, f"{tabs} notebooks open"
+
+
 def save(page: Any) -> None:
     page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
     page.keyboard.press("Control+s")
@@ -140,7 +151,7 @@ def check_steps(page: Any, root: Any) -> None:
 def test_second_cell_shows_only_its_own_objects(life: Lab, browser: Any, artifacts: Path) -> None:
     context, page, guard = new_page(browser)
     try:
-        open_notebook(page, life, "two_cells.ipynb")
+        open_alone(page, life, "two_cells.ipynb")
         run_all(page)
         roots = page.locator(".jp-OutputArea-output .gt-root")
         page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output .gt-root').length === 2",
@@ -168,7 +179,7 @@ def test_reopened_notebook_shows_the_saved_steppers(life: Lab, browser: Any, art
     stop_kernels(life)
     context, page, guard = new_page(browser)
     try:
-        page.goto(life.url("lab/tree/two_cells.ipynb"), wait_until="domcontentloaded")
+        page.goto(life.url("lab/tree/two_cells.ipynb?reset"), wait_until="domcontentloaded")
         page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output .gt-root svg').length === 2",
                                timeout=60_000)
         text = page.locator(".jp-Notebook").inner_text()
@@ -191,13 +202,15 @@ def saved_lesson(life: Lab, browser: Any, artifacts: Path) -> Path:
     """Lesson 01 run in JupyterLab and saved (with widget state)."""
     context, page, _ = new_page(browser)
     try:
-        open_notebook(page, life, LESSON)
+        open_alone(page, life, LESSON)
         run_all(page, timeout=240_000)
         page.locator(".jp-OutputArea-output .gt-root svg").first.wait_for(timeout=60_000)
         save(page)
     except Exception as exc:
         page.screenshot(path=str(artifacts / "lab-lesson-failure.png"))
-        raise AssertionError(f"{exc}\n--- jupyter lab log ---\n{life.log_tail()}") from exc
+        errors = page.locator(".jp-OutputArea-output[data-mime-type*='error'], .jp-RenderedText[data-mime-type*='error']")
+        said = "\n".join(errors.all_inner_texts())[-3000:]
+        raise AssertionError(f"{exc}\n--- errors shown ---\n{said}\n--- jupyter lab log ---\n{life.log_tail()}") from exc
     finally:
         context.close()
     stop_kernels(life)
@@ -213,7 +226,7 @@ def test_saved_lesson_stores_the_stepper_once_and_small(saved_lesson: Path) -> N
     size = len(json.dumps(outputs[0]))
     assert size <= LIMIT, f"the stepper adds {size} bytes to the saved notebook"
     html = "".join(outputs[0]["data"]["text/html"])
-    film = re.search(r"<script type='application/json' id='[^']+'>(.*?)</script>", html, re.S)
+    film = re.search(r"<script type=[\"']application/json[\"'][^>]*>(.*?)</script>", html, re.S)
     assert film is not None
     sheet = json.loads(film[1])["sheets"][0]
     line = re.search(r' d="([^"]{40,})"', sheet)
@@ -251,7 +264,7 @@ def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson
 def test_hostile_text_through_the_widget_is_inert(life: Lab, browser: Any, artifacts: Path) -> None:
     context, page, guard = new_page(browser)
     try:
-        open_notebook(page, life, "hostile.ipynb")
+        open_alone(page, life, "hostile.ipynb")
         run_all(page)
         widget = page.locator(".jp-OutputArea-output .gt-root")
         try:
