@@ -153,13 +153,14 @@ def test_second_cell_shows_only_its_own_objects(life: Lab, browser: Any, artifac
     try:
         open_alone(page, life, "two_cells.ipynb")
         run_all(page)
-        roots = page.locator(".jp-OutputArea-output .gt-root")
-        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output .gt-root').length === 2",
-                               timeout=60_000)
         shown = []
-        for i in range(2):
-            to_end(page, roots.nth(i))
-            shown.append((set(roots.nth(i).evaluate(VISIBLE_NAMES)), roots.nth(i).evaluate(VISIBLE_BOXES)))
+        for i in (1, 2):  # cell by cell: JupyterLab draws only the cells in view
+            cell = page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+            cell.scroll_into_view_if_needed()
+            root = cell.locator(".jp-OutputArea-output .gt-root")
+            root.locator("svg").first.wait_for(timeout=60_000)
+            to_end(page, root)
+            shown.append((set(root.evaluate(VISIBLE_NAMES)), root.evaluate(VISIBLE_BOXES)))
         page.screenshot(path=str(artifacts / "lab-two-cells.png"))
         save(page)
     finally:
@@ -180,12 +181,19 @@ def test_reopened_notebook_shows_the_saved_steppers(life: Lab, browser: Any, art
     context, page, guard = new_page(browser)
     try:
         page.goto(life.url("lab/tree/two_cells.ipynb?reset"), wait_until="domcontentloaded")
-        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output .gt-root svg').length === 2",
-                               timeout=60_000)
-        text = page.locator(".jp-Notebook").inner_text()
-        roots = page.locator(".jp-OutputArea-output .gt-root")
-        for i in range(2):
-            check_steps(page, roots.nth(i))
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+        text = ""
+        for i in (1, 2):  # cell by cell: JupyterLab draws only the cells in view
+            cell = page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+            cell.scroll_into_view_if_needed()
+            root = cell.locator(".jp-OutputArea-output .gt-root")
+            try:
+                root.locator("svg").first.wait_for(timeout=60_000)
+            except Exception:
+                page.screenshot(path=str(artifacts / "lab-reopened-failure.png"))
+                raise
+            text += cell.inner_text()
+            check_steps(page, root)
         page.screenshot(path=str(artifacts / "lab-reopened.png"))
         prompts = page.evaluate("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
                                 ".map(p => p.textContent.trim())")
@@ -208,9 +216,9 @@ def saved_lesson(life: Lab, browser: Any, artifacts: Path) -> Path:
         save(page)
     except Exception as exc:
         page.screenshot(path=str(artifacts / "lab-lesson-failure.png"))
-        errors = page.locator(".jp-OutputArea-output[data-mime-type*='error'], .jp-RenderedText[data-mime-type*='error']")
+        errors = page.locator("[data-mime-type*='error']")
         said = "\n".join(errors.all_inner_texts())[-3000:]
-        raise AssertionError(f"{exc}\n--- errors shown ---\n{said}\n--- jupyter lab log ---\n{life.log_tail()}") from exc
+        raise AssertionError(f"{exc}\n--- errors shown ---\n{said}\n--- lab log ---\n{life.log_tail()}") from exc
     finally:
         context.close()
     stop_kernels(life)
