@@ -8,7 +8,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["ResNetLike", "resnet_loss", "mlp_source", "chain_source", "backward_nodes"]
+__all__ = [
+    "ResNet50", "ResNetLike", "backward_nodes", "chain_loss", "chain_source", "mlp_source", "resnet50_source",
+    "resnet_loss", "wide_loss", "wide_source",
+]
 
 
 class Block(nn.Module):
@@ -91,3 +94,77 @@ h = torch.ones(1, requires_grad=True)
 for _ in range({length}):
     h = h * 1.0001
 """
+
+
+class Bottleneck(nn.Module):
+    """1x1, 3x3, 1x1 convolutions with batch norms, plus a shortcut (torchvision's ResNet-50 block)."""
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv3 = nn.Conv2d(planes, planes * 4, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(planes * 4)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample: nn.Module | None = None
+        if stride != 1 or inplanes != planes * 4:
+            self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes * 4, 1, stride, bias=False),
+                                            nn.BatchNorm2d(planes * 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        return self.relu(self.bn3(self.conv3(out)) + identity)
+
+
+class ResNet50(nn.Module):
+    """torchvision's ResNet-50 layout and module names in plain ``torch.nn`` (``width`` scales the channels)."""
+
+    def __init__(self, width: int = 64, classes: int = 10) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        inplanes, layers = width, []
+        for i, blocks in enumerate((3, 4, 6, 3)):
+            planes = width * 2**i
+            stage = [Bottleneck(inplanes, planes, 1 if i == 0 else 2)]
+            stage += [Bottleneck(planes * 4, planes) for _ in range(blocks - 1)]
+            layers.append(nn.Sequential(*stage))
+            inplanes = planes * 4
+        self.layer1, self.layer2, self.layer3, self.layer4 = layers
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(inplanes, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def resnet50_source(width: int = 8) -> str:
+    """A program: one ResNet-50-shaped net (``ResNet50`` in its namespace), one loss."""
+    return (f"import torch\ntorch.manual_seed(0)\nnet = ResNet50(width={width})\nx = torch.randn(2, 3, 32, 32)\n"
+            "loss = torch.nn.functional.cross_entropy(net(x), torch.tensor([0, 2]))\n")
+
+
+def wide_source(n: int) -> str:
+    """A program: one leaf used by ``n`` separate branches, summed at once (a graph ``n`` wide)."""
+    return ("import torch\nx = torch.ones(3, requires_grad=True)\n"
+            f"total = torch.stack([(x * i).sum() for i in range({n})]).sum()\n")
+
+
+def wide_loss(n: int) -> torch.Tensor:
+    x = torch.ones(3, requires_grad=True)
+    return torch.stack([(x * i).sum() for i in range(n)]).sum()
+
+
+def chain_loss(n: int) -> torch.Tensor:
+    h = torch.ones(1, requires_grad=True)
+    for _ in range(n):
+        h = h * 1.0001
+    return h

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 EXE = shutil.which("gradtrace")
 COMMAND = [EXE] if EXE else [sys.executable, "-m", "gradtrace"]
-SLOW = {"deep_chain.py"}
+SLOW = {"deep_chain.py", "resnet18.py"}
 ALL = sorted(p.name for p in EXAMPLES.glob("*.py"))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections import Counter
+from pathlib import Path
 
 import graphviz
 import pytest
@@ -49,6 +51,24 @@ def parse_dot(source: str) -> tuple[set[str], list[tuple[str, str]]]:
         nodes.update(ends)
         edges += list(zip(ends, ends[1:], strict=False))
     return nodes, edges
+
+
+_NODE = re.compile(r'^\t(\S+) \[label=("(?:\\.|[^"\\])*"|[^ \]\n]+)', re.M)
+_EDGE = re.compile(r"^\t(\S+) -> (\S+)", re.M)
+
+
+def labelled(source: str) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """A DOT source as the multiset of its boxes' labels and of its arrows' (tail label, head label).
+
+    Node names differ between torchviz (``id()``) and gradtrace (ids), labels do not:
+    torchviz writes ``name\\n (shape)`` with a raw newline and a space, gradtrace ``name\\n(shape)``.
+    """
+    labels: dict[str, str] = {}
+    for name, label in _NODE.findall(source):
+        text = label.strip('"').replace("\n", "\\n").replace("\\n ", "\\n")
+        labels[name] = text[2:] if text.startswith("\\n") else text  # a later statement overrides, as in dot
+    edges = Counter((labels[a], labels[b]) for a, b in _EDGE.findall(source))
+    return Counter(labels.values()), edges
 
 
 def counts(dot: graphviz.Digraph) -> tuple[int, int]:
@@ -292,3 +312,187 @@ def test_public_api_exports():
     bundle = shown._repr_mimebundle_()
     assert "<svg" in bundle["image/svg+xml"]
     assert "PowBackward0" in bundle["text/plain"]
+
+
+# ---------------------------------------------------------------- byte-identical DOT (golden files)
+GOLDEN = Path(__file__).resolve().parent / "golden" / "makedot"
+_KWS = {"plain": {}, "attrs": {"show_attrs": True}, "saved": {"show_saved": True},
+        "both": {"show_attrs": True, "show_saved": True}}
+
+
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        ctx.k = 2
+        return t * t
+
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return 2 * t * g
+
+
+def _no_grad_view():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 2
+    with torch.no_grad():
+        v = b[:2]
+    return (v, b * 3), {"x": x}
+
+
+def _views_and_saved():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = torch.tensor([0.5, -1.0])  # saved, needs no grad
+    h = (x * w).t()
+    return (h[0], h.exp(), x * h), {"x": x, "w": w}
+
+
+def _golden_graphs():
+    """name -> a function building (var, params) afresh."""
+    def small(build):
+        def make():
+            x = torch.tensor([1.0, 2.0], requires_grad=True)
+            return build(x), {"x": x}
+        return make
+
+    def inplace():
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y[0] = y[1] * 5
+        return y.sum(), {"x": x}
+
+    def custom():
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        return _Square.apply(x * 3).sum(), {"x": x}
+
+    def resnet():
+        torch.manual_seed(0)
+        net = TinyResNet(blocks=3)
+        return net(torch.randn(2, 3, 6, 6)).sum(), dict(net.named_parameters())
+
+    def used(make):
+        def after():
+            var, params = make()
+            (var if isinstance(var, torch.Tensor) else var[0]).sum().backward()
+            return var, params
+        return after
+
+    def chain():
+        x, h = _chain(300)
+        return h, {"x": x}
+
+    def escaped():
+        x = torch.tensor([1.0], requires_grad=True)
+        return (x * 2).sum(), {'<b>"a\\b"</b>\n{x}; y -> z': x}
+
+    def lstm():
+        torch.manual_seed(0)
+        net = nn.LSTM(3, 4)
+        out, _ = net(torch.randn(2, 1, 3))
+        return out.sum(), dict(net.named_parameters())
+
+    graphs = {
+        "forum": forum,
+        "sum": small(lambda x: (x * x + 2).sum()),
+        "index": small(lambda x: x[0] * x[1]),
+        "view_exp": small(lambda x: x.view(2, 1).exp()),
+        "two_outputs": small(lambda x: (x.tanh(), x.sigmoid())),
+        "stack": small(lambda x: torch.stack([x, x * 2]).sum()),
+        "matmul_relu": small(lambda x: (x.unsqueeze(0) @ torch.ones(2, 3)).relu().sum()),
+        "leaf": small(lambda x: x),
+        "no_graph": small(lambda x: x.detach() * 2),
+        "leaf_and_output": small(lambda x: (x, x * 3)),
+        "same_twice": small(lambda x: (x * 2,) * 2),
+        "inplace": inplace,
+        "custom": custom,
+        "resnet": resnet,
+        "lstm": lstm,
+        "no_grad_view": _no_grad_view,
+        "views_and_saved": _views_and_saved,
+        "forum_used": used(forum),
+        "resnet_used": used(resnet),
+        "custom_used": used(custom),
+        "chain": chain,
+        "escaped": escaped,
+    }
+    return graphs
+
+
+@pytest.mark.parametrize("kw", sorted(_KWS))
+@pytest.mark.parametrize("graph", sorted(_golden_graphs()))
+def test_dot_source_is_unchanged(request, graph, kw):
+    """The DOT text is byte for byte the one in tests/golden/makedot/ (``--overwrite-golden`` rewrites it)."""
+    var, params = _golden_graphs()[graph]()
+    text = make_dot(var, params, **_KWS[kw]).source
+    path = GOLDEN / f"{graph}-{kw}.dot"
+    if request.config.getoption("--overwrite-golden") or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+        if not request.config.getoption("--overwrite-golden"):
+            pytest.fail(f"golden file {path.name} was missing and has been written; check it and re-run")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_saved_tensor_boxes_show_name_and_shape_as_torchviz(resnet):
+    """A saved tensor's box says its name and shape (big ones once showed a min/mean/max summary instead)."""
+    net, out = resnet
+    from_torch: set[tuple[str, str]] = set()
+    todo, seen = [out.grad_fn], set()
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for attr in dir(fn):
+            val = getattr(fn, attr) if attr.startswith("_saved_") else None
+            if isinstance(val, torch.Tensor):
+                from_torch.add((attr[len("_saved_"):], "(" + ", ".join(str(s) for s in val.shape) + ")"))
+        todo.extend(n for n, _ in fn.next_functions)
+    src = make_dot(out, dict(net.named_parameters()), show_saved=True).source
+    drawn = set(re.findall(r'\[label="(\w+)\\n([^"]*)" fillcolor=orange\]', src))
+    assert drawn and drawn <= from_torch
+
+
+# ---------------------------------------------------------------- real models (the bench extra)
+def _transformers_models():
+    """GPT-2 and BERT from small configs, random weights (nothing downloaded), and a loss of each."""
+    why = "transformers is not installed: pip install 'gradtrace[bench]' to compare on real models"
+    transformers = pytest.importorskip("transformers", reason=why)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (1, 8))
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=32, bos_token_id=0, eos_token_id=0)).eval()
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100,
+        max_position_embeddings=32, pad_token_id=0)).eval()
+    return {"gpt2": (gpt2, gpt2(ids, labels=ids).loss), "bert": (bert, bert(ids, labels=ids).loss)}
+
+
+@pytest.fixture(scope="module")
+def real_models():
+    return _transformers_models()
+
+
+@pytest.mark.parametrize("model", ["gpt2", "bert"])
+@pytest.mark.parametrize("kw", [{}, {"show_saved": True}])
+def test_real_models_same_boxes_and_arrows_as_torchviz(real_models, model, kw):
+    net, loss = real_models[model]
+    params = dict(net.named_parameters())
+    ours = labelled(make_dot(loss, params, **kw).source)
+    theirs = labelled(torchviz.make_dot(loss, params, **kw).source)
+    assert ours == theirs
+    assert sum(ours[0][f"{name}\\n" + "(" + ", ".join(map(str, p.shape)) + ")"] for name, p in params.items()) \
+        == len(params)  # every parameter drawn once, labelled with its name and shape
+
+
+@pytest.mark.parametrize("model", ["gpt2", "bert"])
+def test_real_models_with_attrs_and_after_backward(model):
+    net, loss = _transformers_models()[model]  # its own copy: backward() frees the graph
+    params = dict(net.named_parameters())
+    assert counts(make_dot(loss, params, show_attrs=True)) == counts(torchviz.make_dot(loss, params, show_attrs=True))
+    before = labelled(make_dot(loss, params).source)
+    loss.backward(retain_graph=False)
+    assert labelled(make_dot(loss, params).source) == before  # torchviz draws it too, but not with show_saved
+    src = make_dot(loss, params, show_saved=True, show_attrs=True).source
+    assert "freed" in src

@@ -289,3 +289,54 @@ def test_lazy_summaries_read_and_compare_like_plain_ones():
 def test_module_paths_count_parameters_as_torch_does():
     net = Net()
     assert sum(p.numel() for p in net.layer1.parameters()) == math.prod((4, 4, 3, 3)) * 2 + 4 * 2 * 2
+
+
+# ------------------------------------------------- what dot is handed, counted
+def _boxes(dot_source: str) -> int:
+    """Boxes in a DOT source of gradtrace's: every tensor, node, block, name and note box has class gt-box."""
+    return dot_source.count('class="gt-box')
+
+
+@pytest.fixture
+def handed_to_dot(monkeypatch):
+    """Every DOT source the layout binary is run on (the real binary still runs)."""
+    from gradtrace.render import svg
+
+    seen: list[str] = []
+    real = svg._run
+
+    def run(source: str, fmt: str, timeout: float) -> bytes:
+        seen.append(source)
+        return real(source, fmt, timeout)
+
+    monkeypatch.setattr(svg, "_run", run)
+    return seen
+
+
+BIG_PROGRAMS = {
+    "chain": ("import torch\nh = torch.ones(1, requires_grad=True)\nfor _ in range(3000):\n    h = h * 1.0001\n", {}),
+    "wide": ("import torch\nx = torch.ones(3, requires_grad=True)\n"
+             "total = torch.stack([(x * i).sum() for i in range(600)]).sum()\ntotal.backward()\n", {}),
+    "modules": ("import torch\ntorch.manual_seed(0)\nnet = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), "
+                "*[Block(4) for _ in range(30)])\nloss = net(torch.randn(1, 3, 4, 4)).sum()\nloss.backward()\n",
+                {"Block": Block}),
+    "params_only": ("import torch\nnet = torch.nn.Sequential(*[torch.nn.Linear(2, 2) for _ in range(200)])\n", {}),
+}
+
+
+@pytest.mark.skipif(dot_binary() is None, reason="no layout binary")
+@pytest.mark.parametrize("program", sorted(BIG_PROGRAMS))
+def test_no_picture_of_any_step_hands_dot_more_boxes_than_the_limit(program, handed_to_dot):
+    from gradtrace.render.film import FILM_MAX_NODES, film
+    from gradtrace.render.graph import step_graph
+
+    src, ns = BIG_PROGRAMS[program]
+    trace = gradtrace.trace_code(src, dict(ns), max_steps=40)
+    steps = [*trace.steps, trace.last]  # the state after the last recorded step too
+    assert max(len(s.nodes) + len(s.tensors) + len(s.bindings) for s in steps) > MAX_NODES  # too big to draw whole
+    pictures = [step_graph(step).source for step in steps]  # what .svg() hands to dot
+    assert max(_boxes(p) for p in pictures) <= MAX_NODES
+    assert any("folded" in p or "not drawn" in p for p in pictures)  # the picture says what it left out
+    film(trace)  # the stepper: one layout per distinct folded picture
+    assert handed_to_dot and max(_boxes(s) for s in handed_to_dot) <= FILM_MAX_NODES
+    assert gradtrace.show(torch.ones(1)).source  # nothing else draws through another path

@@ -2,14 +2,21 @@
 
 Place in the pipeline: tracer -> model -> explain -> render -> **public API**.
 
-``make_dot`` draws the same picture as torchviz (same boxes, same arrows) from a
-:func:`gradtrace.snapshot`, so it also works where torchviz fails:
+``make_dot`` draws the same picture as torchviz (same boxes, same arrows), and
+also works where torchviz fails:
 
 * after ``backward()``: saved tensors that the backward pass freed are drawn as
   ``freed`` boxes (torchviz raises with ``show_saved=True``);
 * on graphs 100,000 operations deep (torchviz recurses once per node);
-* node names are the snapshot's ids (``t1``, ``n1``, ...), so the same program
-  gives the same DOT source every run (torchviz uses ``id()``).
+* node names are ids given in the order a :func:`gradtrace.snapshot` gives
+  them (``t1``, ``n1``, ...), so the same program gives the same DOT source
+  every run (torchviz uses ``id()``).
+
+It walks ``next_functions`` once, without recursion, and writes the DOT lines
+directly; saved values and attributes are read only when ``show_saved`` or
+``show_attrs`` draws them (a custom ``autograd.Function``'s saved tensors are
+always drawn, as torchviz does). Nothing is summarized: a saved tensor's box
+shows its name and shape.
 
 Colours are torchviz's: output green (its base, for a view, darker green),
 leaves blue, saved tensors orange, backward nodes grey; freed saved tensors are
@@ -19,18 +26,19 @@ light grey and dashed.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import graphviz
 
-from .model import FREED, NodeInfo, SavedValue, Step, TensorInfo
-
-__all__ = ["GradGraph", "make_dot", "show"]
+__all__ = ["BIG_GRAPH", "GradGraph", "make_dot", "show"]
 
 FONT = "Courier"
 _COLOURS = {"output": "darkolivegreen1", "base": "darkolivegreen3", "leaf": "lightblue", "saved": "orange"}
-_FREED_STYLE = {"fillcolor": "lightgrey", "style": "filled,dashed"}
+_FREED = ' fillcolor=lightgrey style="filled,dashed"]\n'
+#: Statements past which ``GradGraph.svg()`` warns that laying the whole graph out is slow.
+BIG_GRAPH = 2000
 
 
 class GradGraph(graphviz.Digraph):
@@ -43,9 +51,19 @@ class GradGraph(graphviz.Digraph):
     """
 
     def svg(self) -> str:
-        """The SVG picture, laid out by the system ``dot`` or ``graphviz-pure``."""
+        """The SVG picture, laid out by the system ``dot`` or ``graphviz-pure``.
+
+        Every box is laid out: past :data:`BIG_GRAPH` statements that takes
+        seconds to minutes, so it warns and suggests ``gradtrace.show``, which folds.
+        """
         from .render.svg import dot_to_svg
 
+        if len(self.body) > BIG_GRAPH:
+            warnings.warn(
+                f"this graph has {len(self.body):,} DOT statements: laying it all out can take minutes; "
+                "gradtrace.show(var, params) draws it folded and grouped by module in about a second",
+                stacklevel=2,
+            )
         return dot_to_svg(self.source)
 
     def _repr_image_svg_xml(self) -> str:
@@ -64,28 +82,16 @@ class GradGraph(graphviz.Digraph):
 
 
 @functools.lru_cache(maxsize=4096)
-def _label(*lines: str) -> graphviz.quoting.NoHtml:
-    """Plain-text lines as one DOT label: each line escaped, never read as an HTML-like label."""
+def _label(*lines: str) -> str:
+    """Plain-text lines as one quoted DOT label: each line escaped, never read as an HTML-like label."""
     from .render.words import clean
 
-    return graphviz.nohtml("\\n".join(graphviz.escape(clean(line)) for line in lines if line))
+    text = graphviz.nohtml("\\n".join(graphviz.escape(clean(line)) for line in lines if line))
+    return graphviz.quoting.quote(text)
 
 
 def _shape(shape: Iterable[int]) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
-
-
-def _values_shape(values: Any) -> tuple[int, ...] | None:
-    """The shape of nested lists of numbers (a summary's values), or None when unknown."""
-    if values is None:
-        return None
-    shape: list[int] = []
-    while isinstance(values, list):
-        shape.append(len(values))
-        if not values:
-            break
-        values = values[0]
-    return tuple(shape)
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -93,137 +99,261 @@ def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class _Drawer:
-    """Draws one snapshot; every walk is a loop over an explicit stack."""
+class _Node:
+    """One backward node met by the walk: its id, the node, its inputs, and what its saved values may name."""
 
-    def __init__(self, step: Step, names: Mapping[str, str], show_attrs: bool, show_saved: bool,
-                 max_attr_chars: int) -> None:
-        self.step = step
-        self.names = names
+    __slots__ = ("nid", "node", "nexts", "known", "out", "leaf")
+
+    def __init__(self, nid: str, node: Any, nexts: Any, leaf: str | None) -> None:
+        self.nid = nid
+        self.node = node
+        self.nexts = nexts
+        self.leaf = leaf  # the leaf's tensor id, for AccumulateGrad
+        self.known = 0  # tensor ids t1..t<known> existed when this node's walk ended
+        self.out: Any = None  # the output tensor, for the node an output's grad_fn is
+
+
+class _Writer:
+    """Walks the graph once (giving ids), then writes the DOT lines in torchviz's drawing order."""
+
+    def __init__(self, show_attrs: bool, show_saved: bool, max_attr_chars: int) -> None:
         self.show_attrs = show_attrs
         self.show_saved = show_saved
         self.max_attr_chars = max_attr_chars
-        self.drawn: set[str] = set()
+        self.tensors: dict[int, tuple[Any, str]] = {}  # id(tensor) -> (tensor, tensor id); holds them
+        self.objs: dict[str, Any] = {}  # tensor id -> tensor
+        self.by_obj: dict[int, _Node] = {}  # id(node wrapper) -> its record
+        self.acc: dict[str, _Node] = {}  # leaf id -> its AccumulateGrad record
+        self.keep: list[Any] = []  # wrappers whose id() is a key above
+        self.kinds: dict[type, int] = {}  # node class -> 0 plain, 1 AccumulateGrad, 2 custom Function
+        self.nodes = 0
+        self.names: dict[str, str] = {}
         self.outputs: set[str] = set()
-        self.dot = GradGraph(
-            node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
-                       "height": "0.2", "fontname": FONT},
-            graph_attr={"size": "12,12"},
-        )
+        self.drawn: set[str] = set()
+        self.lines: list[str] = []
 
-    # tensors -------------------------------------------------------------
+    # ids ----------------------------------------------------------------
+    def tid(self, t: Any) -> str | None:
+        entry = self.tensors.get(id(t))
+        return entry[1] if entry is not None and entry[0] is t else None
+
+    def stamp(self, t: Any) -> str:
+        tid = self.tid(t)
+        if tid is None:
+            tid = f"t{len(self.objs) + 1}"
+            self.tensors[id(t)] = (t, tid)
+            self.objs[tid] = t
+        return tid
+
+    def kind(self, node: Any) -> int:
+        cls = type(node)
+        k = self.kinds.get(cls)
+        if k is None:
+            k = 1 if cls.__name__ == "AccumulateGrad" else 2 if hasattr(cls, "_forward_cls") else 0
+            self.kinds[cls] = k
+        return k
+
+    def walk(self, root: Any, out: Any) -> None:
+        """Give every node reachable from ``root`` not met before an id, in the order a snapshot does."""
+        if root is None:
+            return
+        by_obj, acc = self.by_obj, self.acc
+        stack = [root]
+        new: list[_Node] = []
+        while stack:
+            node = stack.pop()
+            if id(node) in by_obj:
+                continue
+            leaf = None
+            if self.kind(node) == 1:
+                leaf = self.stamp(node.variable)
+                rec = acc.get(leaf)
+                if rec is not None:  # a second wrapper of the same leaf's accumulator
+                    by_obj[id(node)] = rec
+                    self.keep.append(node)
+                    continue
+            self.nodes += 1
+            nexts = node.next_functions
+            rec = _Node(f"n{self.nodes}", node, nexts, leaf)
+            by_obj[id(node)] = rec
+            if leaf is not None:
+                acc[leaf] = rec
+            new.append(rec)
+            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+        known = len(self.objs)
+        for rec in new:
+            rec.known = known
+        if new:
+            new[0].out = out
+
+    def bases(self, bindings: Mapping[str, str]) -> None:
+        """Ids for the bases of named views, given as a snapshot gives them (last name first)."""
+        seen: set[str] = set()
+        for tid in reversed(list(dict.fromkeys(bindings.values()))):
+            if tid in seen:
+                continue
+            seen.add(tid)
+            base = self.objs[tid]._base
+            if base is not None:
+                btid = self.stamp(base)
+                seen.add(btid)
+
+    # drawing --------------------------------------------------------------
     def tensor(self, tid: str, colour: str, label_name: str | None = None) -> None:
         if tid in self.drawn:
             return
         self.drawn.add(tid)
-        info = self.step.tensors.get(tid)
         name = self.names.get(tid, "") if label_name is None else label_name
-        shape = _shape(info.shape) if info is not None else "(?)"
-        self.dot.node(tid, _label(name, shape), fillcolor=colour)
+        self.lines.append(f"\t{tid} [label={_label(name, _shape(self.objs[tid].shape))} fillcolor={colour}]\n")
 
     def output(self, tid: str) -> None:
         """An output tensor, its graph, and (for a view) its base, as torchviz draws them."""
+        from .tracer.graph import grad_fn_of
+
         todo = [(tid, _COLOURS["output"])]
         while todo:
             t, colour = todo.pop()
             if t in self.drawn:
                 continue
             self.tensor(t, colour)
-            info = self.step.tensors.get(t)
-            if info is None:
-                continue
-            if info.grad_fn is not None and info.grad_fn in self.step.nodes:
-                self.graph(info.grad_fn)
-                self.dot.edge(info.grad_fn, t)
-            if info.base is not None:
-                todo.append((info.base, _COLOURS["base"]))
-                self.dot.edge(info.base, t, style="dotted")
+            obj = self.objs[t]
+            fn = grad_fn_of(obj)
+            rec = self.by_obj.get(id(fn)) if fn is not None else None
+            if rec is not None:
+                self.graph(rec)
+                self.lines.append(f"\t{rec.nid} -> {t}\n")
+            base = obj._base
+            if base is not None:
+                btid = self.stamp(base)
+                todo.append((btid, _COLOURS["base"]))
+                self.lines.append(f"\t{btid} -> {t} [style=dotted]\n")
 
-    # nodes ---------------------------------------------------------------
-    def graph(self, root: str) -> None:
-        nodes = self.step.nodes
+    def graph(self, root: _Node) -> None:
+        from .tracer.graph import node_name
+
+        lines, drawn, by_obj = self.lines, self.drawn, self.by_obj
+        details = self.show_saved or self.show_attrs
         stack = [root]
         while stack:
-            nid = stack.pop()
-            if nid in self.drawn or nid not in nodes:
+            rec = stack.pop()
+            nid = rec.nid
+            if nid in drawn:
                 continue
-            self.drawn.add(nid)
-            info = nodes[nid]
-            self.saved(info)
-            if info.variable is not None:
-                self.tensor(info.variable, _COLOURS["leaf"])
-                self.dot.edge(info.variable, nid)
-            self.dot.node(nid, self.node_label(info))
-            for edge in info.inputs:
-                if edge is not None:
-                    self.dot.edge(edge.node, nid)
-                    stack.append(edge.node)
+            drawn.add(nid)
+            name = node_name(rec.node)
+            if rec.leaf is not None:
+                self.tensor(rec.leaf, _COLOURS["leaf"])
+                lines.append(f"\t{rec.leaf} -> {nid}\n")
+                lines.append(f"\t{nid} [label={_label(name)}]\n")
+            elif details or self.kind(rec.node) == 2:
+                saved = self.saved(rec)
+                lines.append(f"\t{nid} [label={self.node_label(rec, name, saved)}]\n")
+            else:
+                lines.append(f"\t{nid} [label={_label(name)}]\n")
+            for nxt, _ in rec.nexts:
+                if nxt is not None:
+                    child = by_obj[id(nxt)]
+                    lines.append(f"\t{child.nid} -> {nid}\n")
+                    stack.append(child)
 
-    def node_label(self, info: NodeInfo) -> graphviz.quoting.NoHtml:
+    def saved_values(self, rec: _Node) -> list[tuple[str, str | None, Any]]:
+        """``(name, tensor id or None, tensor or None when freed)`` of each value the node saved."""
+        from .tracer.graph import custom_saved, read_saved, saved_fields
+
+        node = rec.node
+        tensor_fields, _ = saved_fields(node)
+        pairs = read_saved(node, tensor_fields) if self.show_saved or self.show_attrs else []
+        pairs += custom_saved(node) or []
+        out: list[tuple[str, str | None, Any]] = []
+        for name, data in pairs:
+            if data is None:
+                if not name.startswith("saved_tensors[") and _freed(node, name):
+                    out.append((name, None, None))
+                continue
+            tid = self.tid(data)
+            if tid is not None and int(tid[1:]) > rec.known:
+                tid = None  # given an id after this node's walk: a snapshot would not know it
+            if tid is None and rec.out is not None and _same_storage(data, rec.out):
+                tid = self.tid(rec.out)
+            out.append((name, tid, data))
+        return out
+
+    def saved(self, rec: _Node) -> list[tuple[str, str | None, Any]]:
+        """Draw the saved tensors: always for custom functions (as torchviz), the others with ``show_saved``."""
+        values = self.saved_values(rec)
+        out_tid = self.tid(rec.out) if rec.out is not None else None
+        for k, (name, tid, data) in enumerate(values):
+            custom = name.startswith("saved_tensors[")
+            if not (custom or self.show_saved):
+                continue
+            freed = data is None
+            key = tid if tid is not None and tid != out_tid and not freed else f"{rec.nid}_s{k}"
+            if custom:
+                self.saved_box(key, name, data, "")
+                self.lines.append(f"\t{key} -> {rec.nid} [dir=none]\n")
+            else:
+                self.lines.append(f"\t{rec.nid} -> {key} [dir=none]\n")
+                self.saved_box(key, name, data, name)
+        return values
+
+    def saved_box(self, key: str, name: str, data: Any, label: str) -> None:
+        if key in self.drawn:
+            return
+        if data is None:
+            self.drawn.add(key)
+            self.lines.append(f"\t{key} [label={_label(label, 'freed')}{_FREED}")
+            return
+        t = self.objs.get(key)
+        if t is not None:
+            from .tracer.graph import is_leaf_of
+
+            if key in self.outputs:
+                self.tensor(key, _COLOURS["output"])
+            elif is_leaf_of(t) and t.requires_grad:
+                self.tensor(key, _COLOURS["leaf"])
+            else:
+                self.tensor(key, _COLOURS["saved"], label or self.names.get(key, ""))
+            return
+        self.drawn.add(key)
+        self.lines.append(f"\t{key} [label={_label(label, _shape(data.shape))} fillcolor={_COLOURS['saved']}]\n")
+
+    def node_label(self, rec: _Node, name: str, saved: list[tuple[str, str | None, Any]]) -> str:
         if not self.show_attrs:
-            return _label(info.name)
-        rows: dict[str, str] = dict(info.attrs)
-        for s in info.saved:
-            base = s.name.split("[", 1)[0]
+            return _label(name)
+        from .tracer.graph import read_attrs, saved_fields
+
+        rows: dict[str, str] = dict(read_attrs(rec.node, saved_fields(rec.node)[1]))
+        for sname, _, data in saved:
+            base = sname.split("[", 1)[0]
             if base == "saved_tensors":
                 continue
-            if s.saved_version is None and s.state != FREED:
-                rows[base] = "None"
-                continue
-            text = "[freed]" if s.state == FREED else "[saved tensor]"
-            rows[base] = text if base == s.name else text.replace("tensor]", "tensors]")
+            text = "[freed]" if data is None else "[saved tensor]"
+            rows[base] = text if base == sname else text.replace("tensor]", "tensors]")
         if not rows:
-            return _label(info.name)
+            return _label(name)
         rows = {k: rows[k] for k in sorted(rows)}
         width = max(len(k) for k in rows)
         lines = [f"{k.ljust(width)}: {_truncate(v, self.max_attr_chars)}" for k, v in rows.items()]
-        rule = "-" * max(len(info.name), *(len(line) for line in lines))
-        return _label(info.name, rule, *lines)
+        rule = "-" * max(len(name), *(len(line) for line in lines))
+        return _label(name, rule, *lines)
 
-    def saved(self, info: NodeInfo) -> None:
-        """Saved tensors: always for custom functions (as torchviz), the others with ``show_saved``."""
-        for k, s in enumerate(info.saved):
-            custom = s.name.startswith("saved_tensors[")
-            if not (custom or self.show_saved) or (s.saved_version is None and s.state != FREED):
-                continue
-            key = self.saved_key(info, s, k)
-            if custom:
-                self.saved_box(key, s, "")
-                self.dot.edge(key, info.id, dir="none")
-            else:
-                self.dot.edge(info.id, key, dir="none")
-                self.saved_box(key, s, s.name)
 
-    def saved_key(self, info: NodeInfo, s: SavedValue, k: int) -> str:
-        """A saved tensor that is a tensor drawn elsewhere (a leaf, an output) shares its box.
+def _freed(node: Any, name: str) -> bool:
+    """An empty saved slot is freed when reading it raises (a backward freed it), not when it was never filled."""
+    try:
+        getattr(node, "_saved_" + name.split("[", 1)[0])
+    except RuntimeError:
+        return True
+    except Exception:
+        return False
+    return False
 
-        A saved *result* (``exp``, ``tanh``...) is a new tensor object sharing the
-        output's memory, so it gets its own box, as in torchviz.
-        """
-        if s.tensor is not None and s.tensor != info.output and s.state != FREED:
-            return s.tensor
-        return f"{info.id}_s{k}"
 
-    def saved_box(self, key: str, s: SavedValue, name: str) -> None:
-        if key in self.drawn:
-            return
-        if s.state == FREED:
-            self.drawn.add(key)
-            self.dot.node(key, _label(name, "freed"), **_FREED_STYLE)
-            return
-        info: TensorInfo | None = self.step.tensors.get(key)
-        if info is not None:
-            if key in self.outputs:
-                self.tensor(key, _COLOURS["output"])
-            elif info.is_leaf and info.requires_grad:
-                self.tensor(key, _COLOURS["leaf"])
-            else:
-                self.tensor(key, _COLOURS["saved"], name or self.names.get(key, ""))
-            return
-        self.drawn.add(key)
-        shape = _values_shape(None if s.value is None else s.value.values)
-        shape_text = _shape(shape) if shape is not None else (s.value.text if s.value is not None else "?")
-        self.dot.node(key, _label(name, shape_text), fillcolor=_COLOURS["saved"])
+def _same_storage(a: Any, b: Any) -> bool:
+    try:
+        return bool(a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype)
+    except Exception:
+        return False
 
 
 def _param_map(params: Any) -> dict[str, Any]:
@@ -242,25 +372,51 @@ def make_dot(var: Any, params: Any = None, show_attrs: bool = False, show_saved:
     ``show_attrs`` adds each node's saved values (non-tensor ones in full,
     truncated at ``max_attr_chars``); ``show_saved`` draws saved tensors as
     orange boxes, and as ``freed`` boxes once a ``backward()`` has freed them.
+    For a picture of a big graph, folded and grouped by module, use :func:`show`.
     """
-    from .tracer import snapshot
+    import torch
 
+    from ._gc import paused_gc
+    from .tracer.graph import grad_fn_of
+    from .tracer.stack import ensure_deep_stack
+
+    outputs = list(var) if isinstance(var, (list, tuple)) else [var]
+    if not all(isinstance(v, torch.Tensor) for v in outputs):
+        raise TypeError("gradtrace needs a tensor (or a list of tensors) to draw; got "
+                        + ", ".join(sorted({type(v).__name__ for v in outputs})))
     named = _param_map(params)
-    step = snapshot(var, named)
-    outputs = [t for n, t in step.bindings.items() if n == "output" or n.startswith("output[")]
-    names = {tid: n for n, tid in step.bindings.items() if n in named}
-    drawer = _Drawer(step, names, show_attrs, show_saved, max_attr_chars)
-    drawer.outputs.update(outputs)
-    for tid in outputs:
-        drawer.output(tid)
-    size = max(12.0, len(drawer.dot.body) * 0.15)
-    drawer.dot.graph_attr.update(size=f"{size},{size}")
-    return drawer.dot
+    ensure_deep_stack()  # freeing a deep graph whose wrappers exist recurses on the C stack
+    w = _Writer(show_attrs, show_saved, max_attr_chars)
+    with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
+        bindings: dict[str, str] = {}
+        for i, v in enumerate(outputs):
+            bindings["output" if len(outputs) == 1 else f"output[{i}]"] = w.stamp(v)
+            w.walk(grad_fn_of(v), v)
+        for pname, p in named.items():
+            if isinstance(p, torch.Tensor):
+                bindings.setdefault(pname, w.stamp(p))
+        w.bases(bindings)
+        w.names = {tid: n for n, tid in bindings.items() if n in named}
+        drawn_outputs = [t for n, t in bindings.items() if n == "output" or n.startswith("output[")]
+        w.outputs.update(drawn_outputs)
+        for tid in drawn_outputs:
+            w.output(tid)
+    dot = GradGraph(
+        node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
+                   "height": "0.2", "fontname": FONT},
+        graph_attr={"size": "12,12"},
+    )
+    dot.body = w.lines
+    size = max(12.0, len(w.lines) * 0.15)
+    dot.graph_attr.update(size=f"{size},{size}")
+    return dot
 
 
 def show(var: Any, params: Mapping[str, Any] | None = None) -> Any:
     """The picture of the graph behind ``var`` for a notebook cell (SVG, with a text twin).
 
+    Big graphs are drawn folded (repeated ops as counted blocks) and grouped by
+    module, with at most :data:`~gradtrace.render.fold.MAX_NODES` boxes.
     Returns a :class:`gradtrace.render.graph.Graph`: ``.source`` (DOT), ``.svg()``,
     ``.text`` and ``.save(path)``.
     """

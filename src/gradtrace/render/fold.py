@@ -252,17 +252,23 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
     max_depth = max((_depth(n.module) for n in step.nodes.values()), default=0)
     plan = _plan(step, min_repeat, depth, names)
     notes: list[str] = []
-    if max_nodes is not None and depth is None and _boxes(plan, names) > max_nodes:
+    # a plan that folds, collapses or cuts anything also draws a note box saying so: keep room for it
+    room = max((max_nodes or 0) - 1, 1)
+
+    def too_big(plan: Folded) -> bool:
+        return max_nodes is not None and _boxes(plan, names) + _has_folds(plan) > max_nodes
+
+    if depth is None and too_big(plan):
         for d in range(max_depth - 1, 0, -1):  # the deepest grouping that fits
             depth, plan = d, _plan(step, min_repeat, d, names)
-            if _boxes(plan, names) <= max_nodes:
+            if _boxes(plan, names) <= room:
                 break
         if depth is not None:
             notes.append(f"Modules deeper than {depth} drawn as one box each to fit max_nodes={max_nodes} "
                          f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
     hidden: tuple[str, ...] = ()
-    if max_nodes is not None and _boxes(plan, names) > max_nodes:
-        plan, hidden = _cut(plan, step, max_nodes, names)
+    if too_big(plan):
+        plan, hidden = _cut(plan, step, room, names)
     folds = [b for b in plan.blocks if b.kind == "fold"]
     if folds:
         n = sum(len(b.nodes) for b in folds)
@@ -337,6 +343,10 @@ def _tensors_drawn(step: Step, kept_nodes: Mapping[str, NodeInfo], inside: set[s
             out.add(tinfo.base)
             todo.append(tinfo.base)
     return out & set(step.tensors)
+
+
+def _has_folds(plan: Folded) -> int:
+    return int(any(b.kind == "fold" for b in plan.blocks))
 
 
 def _boxes(plan: Folded, names: bool) -> int:

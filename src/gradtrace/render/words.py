@@ -30,6 +30,8 @@ from ..model import (
 
 __all__ = [
     "clean",
+    "fit",
+    "shown_filename",
     "op_name",
     "shape_text",
     "summary_text",
@@ -47,8 +49,11 @@ def clean(text: object, limit: int | None = None) -> str:
 
     With ``limit``, longer text is cut and ends with ``…``.
     """
+    text = str(text)
+    if text.isascii() and text.isprintable():  # the common case: nothing to escape (a tab is not printable)
+        return text if limit is None or len(text) <= limit else text[: max(limit - 1, 0)] + "…"
     out = []
-    for ch in str(text):
+    for ch in text:
         if ch == "\t":
             out.append(" ")
         elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
@@ -60,6 +65,41 @@ def clean(text: object, limit: int | None = None) -> str:
     if limit is not None and len(result) > limit:
         result = result[: max(limit - 1, 0)] + "…"
     return result
+
+
+def fit(text: object, limit: int) -> str:
+    """``text`` cleaned and, when longer than ``limit``, cut **between words** and ended with ``…``.
+
+    A word is cut only when it alone is longer than half the room (a long number or
+    identifier); short words are never split (no ``ran the`` / ``m:``).
+    """
+    s = clean(text)
+    if len(s) <= limit:
+        return s
+    head = s[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:·=") + "…"
+
+
+def shown_filename(filename: str) -> str:
+    """How a program's file is named in titles: its base name, never a temporary directory's path.
+
+    A notebook cell or a string of code is run from a file the learner never made
+    (``/tmp/ipykernel_41/1234.py``); such a file is called ``your code``.
+    """
+    import os
+    import tempfile
+
+    if filename.startswith("<") and filename.endswith(">"):
+        return "your code"
+    norm = os.path.normpath(filename)
+    temp = os.path.normpath(tempfile.gettempdir())
+    base = os.path.basename(norm) or norm
+    if norm.startswith(temp + os.sep) or "ipykernel_" in norm or base.startswith("tmp"):
+        return "your code"
+    return clean(base)
 
 
 def op_name(name: str) -> str:
