@@ -157,3 +157,23 @@ def test_a_folded_picture_names_only_what_it_draws():
     (changed,) = d["grad"].values()
     shown = torch.tensor(float(changed.split("→ ")[1].strip("[]")))  # the float32 the text reads back as
     assert changed.startswith("None → ") and torch.equal(shown.reshape(1), leaf.grad)
+
+
+def test_flow_has_the_ids_and_arithmetic_that_explain_prints():
+    x = torch.tensor(42.0, requires_grad=True)
+    x2 = x**2
+    x3 = x**3
+    f = x2 + x3
+    walk = str(gradtrace.explain(f))
+    trace = gradtrace.trace_code(FORUM_ORIGINAL, {})
+    flow = film(trace)["steps"][backward_step(trace)]["flow"]
+    sent = 0
+    for sub in flow:
+        head = sub["text"].split(":")[0]  # "n3 PowBackward0"
+        assert head in walk
+        for line in sub["text"].split("\n")[1:]:
+            if line.startswith("sends to "):
+                target, arithmetic = line.removeprefix("sends to ").split(": ", 1)
+                assert f"→ {target} (" in walk and arithmetic in walk, (line, walk)
+                sent += 1
+    assert sent == sum(1 for s in flow for edge in s["edges"] if edge.startswith("gt-e-next-"))
