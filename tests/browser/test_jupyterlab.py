@@ -320,6 +320,15 @@ def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:
     assert root.get_attribute("data-step") == "1"
     page.keyboard.press("Escape")
     page.wait_for_function("(r) => !r.classList.contains('gt-present')", arg=root.element_handle())
+    # the stepper's letter keys are its own: "d d" toggles the before/after view, it never deletes the cell
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    page.keyboard.press("End")
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => !r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.wait_for_timeout(300)
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
 
 
 def test_axe_on_the_widget(lesson01: Any) -> None:
