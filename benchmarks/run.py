@@ -91,11 +91,18 @@ def bench_make_dot(reps: int) -> list[Row]:
     rows = []
     for name, var in make_dot_graphs().items():
         nodes = workloads.backward_nodes(var)
-        t = interleaved({"gradtrace": lambda v=var: gradtrace.make_dot(v).source,
-                         "torchviz": lambda v=var: _torchviz_dot(v)}, reps, time.process_time)
+        k = max(1, 2000 // nodes)  # small graphs: time k calls in a row, so a repetition is not one millisecond
+
+        def ours(v: Any = var, k: int = k) -> list[str]:
+            return [gradtrace.make_dot(v).source for _ in range(k)]
+
+        def theirs(v: Any = var, k: int = k) -> list[str]:
+            return [_torchviz_dot(v) for _ in range(k)]
+
+        t = interleaved({"gradtrace": ours, "torchviz": theirs}, reps, time.process_time)
         ratio = t["gradtrace"] / t["torchviz"]
-        what = f"make_dot(loss).source, {name}, {nodes} nodes: gradtrace {t['gradtrace'] * 1e3:.1f} ms, " \
-               f"torchviz {t['torchviz'] * 1e3:.1f} ms"
+        what = f"make_dot(loss).source, {name}, {nodes} nodes: gradtrace {t['gradtrace'] / k * 1e3:.1f} ms, " \
+               f"torchviz {t['torchviz'] / k * 1e3:.1f} ms" + (f" (each timed {k} calls in a row)" if k > 1 else "")
         goal = f"≤ 0.7 (stretch 0.3): {'met, stretch met' if ratio <= 0.3 else 'met' if ratio <= 0.7 else 'missed'}"
         rows.append(("a. make_dot vs torchviz", what, f"{ratio:.2f}×", goal))
     return rows
