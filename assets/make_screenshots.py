@@ -1,6 +1,12 @@
-"""Make assets/stepper-jupyterlab.png: the %%gradtrace stepper in a real JupyterLab, shot by Chromium.
+"""Make the stepper's screenshots in assets/, shot by Chromium.
 
-    python assets/make_screenshots.py [--dark-too]
+    python assets/make_screenshots.py [--dark-too] [--page-only]
+
+assets/stepper-jupyterlab.png: the %%gradtrace stepper in a real JupyterLab.
+assets/stepper-backward.png, stepper-diff.png, stepper-presenter.png (and
+stepper-walk.png when the film records the reverse pass node by node): lesson
+01's standalone stepper page at a projector's 1280x720, at its backward() step,
+in the before/after view and in presenter mode.
 
 Starts JupyterLab (127.0.0.1, random token, a temporary copy of tests/notebooks/),
 runs tests/notebooks/forum_whatif1.ipynb, steps the widget to the last step,
@@ -13,6 +19,7 @@ Needs ``pip install -e '.[notebook,test]'`` and Chromium at /usr/bin/chromium.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -42,7 +49,7 @@ def shoot(out: Path, settings: dict | None = None) -> None:
                 root.locator("svg").first.wait_for()
                 root.locator(".gt-status").click()
                 page.keyboard.press("End")
-                node = root.locator(".gt-main > .gt-graph svg g.gt-node", has_text="exponent=2").first
+                node = root.locator(".gt-main > .gt-graph svg g.gt-node", has_text="PowBackward0").first
                 node.click()
                 page.mouse.move(0, 0)
                 page.wait_for_timeout(400)  # let the fade transitions end
@@ -57,10 +64,60 @@ def shoot(out: Path, settings: dict | None = None) -> None:
     print(f"wrote {out.relative_to(ROOT)}")
 
 
+def lesson01() -> str:
+    """The code of lesson 01's %%gradtrace cell."""
+    nb = json.loads((ROOT / "notebooks" / "01_reverse_mode.ipynb").read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("%%gradtrace"))
+    return cell.split("\n", 1)[1]
+
+
+def shoot_page(out: Path) -> None:
+    """Lesson 01's standalone page at 1280x720: backward() step, before/after view, presenter mode."""
+    import torch
+    from playwright.sync_api import sync_playwright
+
+    from gradtrace import trace_code
+    from gradtrace.render.film import film
+    from gradtrace.render.html import film_html
+
+    made = film(trace_code(lesson01(), {"torch": torch}, filename="01_reverse_mode.ipynb"))
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        page_file = Path(tmp) / "lesson01.html"
+        page_file.write_text(film_html(made), encoding="utf-8")
+        browser = launch(p)
+        context, page, guard = new_page(browser)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.goto(page_file.as_uri())
+        page.locator(".gt-root svg").first.wait_for()
+
+        def snap(name: str, *keys: str) -> None:
+            for key in keys:
+                page.keyboard.press(key)
+            page.mouse.move(0, 0)
+            page.wait_for_timeout(400)  # let the fade transitions end
+            page.screenshot(path=str(out / name))
+            print(f"wrote {(out / name).relative_to(ROOT)}")
+
+        snap("stepper-backward.png", "End")
+        if any(s.get("flow") for s in made["steps"]):
+            snap("stepper-walk.png", *["ArrowDown"] * len(next(s["flow"] for s in made["steps"] if s.get("flow"))))
+            page.keyboard.press("Escape")
+        snap("stepper-diff.png", "d")
+        snap("stepper-presenter.png", "d", "f")
+        context.close()
+        browser.close()
+        if guard.outside or guard.dialogs or guard.errors:
+            raise SystemExit(f"unexpected: {guard.outside} {guard.dialogs} {guard.errors}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dark-too", action="store_true", help="also shoot the JupyterLab Dark theme")
+    parser.add_argument("--page-only", action="store_true", help="only the standalone page's shots (no JupyterLab)")
     args = parser.parse_args()
+    shoot_page(ROOT / "assets")
+    if args.page_only:
+        return
     shoot(ROOT / "assets" / "stepper-jupyterlab.png")
     if args.dark_too:
         shoot(ROOT / "tests" / "_artifacts" / "stepper-jupyterlab-dark.png", DARK)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import gradtrace
+from gradtrace.explain._numbers import fmt_values
 
 
 def test_every_public_name_resolves_to_its_table_entry():
@@ -90,3 +91,46 @@ def test_quiz_and_the_trace_agree_on_ids_and_steps(source):
             assert f"{words[1]}  {words[2]}" in text, line
     backward_steps = [s for s in trace.steps if any(e.kind == "backward" for e in s.events)]
     assert backward_steps and f"step {backward_steps[0].index}," in text
+
+
+NO_TORCH = r'''
+import pickle, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("torch is blocked in this test")
+sys.meta_path.insert(0, Block())
+from gradtrace.explain import compare, explain_error, walkthrough_of
+good, bad = pickle.loads(sys.stdin.buffer.read())
+step = next(s for s in good.steps if any(e.kind == "backward" for e in s.events))
+event = next(e for e in step.events if e.kind == "backward")
+walk = walkthrough_of(step, event)
+print(walk.to_text())
+print("=====")
+print(good.to_text())
+print("=====")
+print(explain_error(bad.error, bad).to_text())
+print("=====")
+print(compare(good, good).same)
+assert "torch" not in sys.modules
+'''
+
+
+def test_a_trace_is_explained_with_torch_not_importable():
+    import pickle
+
+    good = gradtrace.trace_code(SOURCES[0] + "f.backward()\n")
+    bad = gradtrace.trace_code("import torch\na = torch.ones(3, requires_grad=True) * 1\nb = a * a\na.add_(1)\n"
+                               "b.sum().backward()\n", raise_errors=False)
+    done = subprocess.run([sys.executable, "-c", NO_TORCH], input=pickle.dumps((good, bad)), capture_output=True,
+                          env=_env(), check=False)
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    walk, text, error, same = out.split("=====\n")
+    x = torch.tensor(42.0, requires_grad=True)
+    paths = [torch.autograd.grad(x ** k, x)[0].item() for k in (2, 3)]  # what each path sends, from PyTorch
+    assert f"x.grad = {fmt_values(paths[0])} + {fmt_values(paths[1])} = {fmt_values(good.grad('x'))}" in walk
+    assert "torch is not installed" in walk
+    assert "reverse pass from f" in text
+    assert "a.add_(1)" in error and "Changed at step" in error
+    assert same.strip() == "True"

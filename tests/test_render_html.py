@@ -92,6 +92,25 @@ def test_payloads_never_become_markup():
     assert "\\u003c" in film_json({"a": "<"}) and "\\u2028" in film_json({"a": "\u2028"})
 
 
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_bidi_controls_never_reach_the_page_raw():
+    """Trojan Source: the page's source holds bidi controls only as \\u escapes, and the film is unchanged."""
+    import torch
+
+    from gradtrace import trace_code
+
+    code = 'access = "user"  # \u202e } \u2066if access != "admin":\u2069 \u2066\nglobals()["t\u200fag"] = 1\n'
+    trace = trace_code(code, {"torch": torch}, filename="trojan\u202e.py")
+    made = film(trace)
+    page = trace_html(trace, title=None)
+    assert not any(ch in page for ch in BIDI)
+    data = json.loads(parse(page).data[10])
+    assert data["source"] == code and data == json.loads(json.dumps(made))
+    assert "\\u202e" in parse(page).data[6]  # the title shows the escape, as the text twin does
+
+
 def _browser_run(path: Path, actions):
     """Drive Chromium in a thread of its own: earlier tests may have left an asyncio loop in this one."""
     pytest.importorskip("playwright.sync_api")

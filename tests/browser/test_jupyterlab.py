@@ -142,8 +142,8 @@ def check_before_after(page: Any, root: Any) -> None:
 def check_details(page: Any, root: Any) -> None:
     """Clicking the PowBackward0 node of x ** 2 shows its details."""
     items = visible(picture(root))
-    node = next(k for k, v in items.items() if v["text"].startswith("n") and f"{FACTS['node']} | exponent="
-                f"{FACTS['exponent']}" in v["text"])
+    # node attributes (exponent=2) live in the details, not in the box
+    node = next(k for k, v in items.items() if "gt-node" in v["cls"] and FACTS["node"] in v["text"])
     root.locator(f".gt-main > .gt-graph svg g#{node}").click()
     details = root.locator(".gt-details")
     page.wait_for_function("([d, name]) => d.textContent.includes(name)", arg=[details.element_handle(), FACTS["node"]])
@@ -232,3 +232,109 @@ def test_nbconvert_export_steps_without_kernel(executed: Any, lab: Lab, browser:
         context.close()
     assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
                                                                                 guard.errors)
+
+
+def lesson01_facts() -> dict[str, int]:
+    """Lesson 01 (f = x**2 + x**3 at 42) by PyTorch: each path's gradient and x.grad."""
+    x = torch.tensor(42.0, requires_grad=True)
+    (d2,) = torch.autograd.grad(x**2, x)
+    (d3,) = torch.autograd.grad(x**3, x)
+    f = x**2 + x**3
+    f.backward()
+    assert x.grad is not None
+    return {"d2": int(d2.item()), "d3": int(d3.item()), "grad": int(x.grad.item())}
+
+
+BOTH_IN_VIEW_JS = """([graph, line]) => {
+  const panel = graph.closest('.jp-WindowedPanel-outer') || graph.closest('.jp-Notebook') || document.body;
+  const box = panel.getBoundingClientRect();
+  const view = {top: Math.max(0, box.top), bottom: Math.min(window.innerHeight, box.bottom)};
+  const g = graph.getBoundingClientRect(), l = line.getBoundingClientRect();
+  let inside = true;
+  for (let p = line.parentElement; p && inside && p !== panel; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (/(auto|scroll)/.test(s.overflowY)) {
+      const q = p.getBoundingClientRect();
+      inside = l.top >= q.top - 0.5 && l.bottom <= q.bottom + 0.5;
+    }
+  }
+  return {inside, graphTop: g.top, graphBottom: g.bottom, lineTop: l.top, lineBottom: l.bottom, ...view};
+}"""
+
+
+@pytest.fixture(scope="module")
+def lesson01(lab: Lab, browser: Any, artifacts: Path) -> Any:
+    """Lesson 01 opened at a projector's 1280x720 in JupyterLab, every cell run."""
+    name = "01_reverse_mode.ipynb"
+    (lab.root / name).write_text((Path(__file__).resolve().parents[2] / "notebooks" / name).read_text("utf-8"),
+                                 encoding="utf-8")
+    context, page, guard = new_page(browser)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    try:
+        open_notebook(page, lab, name)
+        page.locator(".jp-SideBar .lm-TabBar-tab.lm-mod-current").first.click()  # fold the file browser
+        run_all(page)
+        page.locator(".jp-OutputArea-output .gt-widget .gt-root svg").first.wait_for(timeout=60_000)
+    except Exception as exc:
+        page.screenshot(path=str(artifacts / "jupyterlab-lesson01-failure.png"))
+        raise AssertionError(f"{exc}\n--- jupyter lab log ---\n{lab.log_tail()}") from exc
+    yield page
+    context.close()
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
+
+
+def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Path) -> None:
+    """At 1280x720 the picture and the "5292 + 84 = 5376" line are on screen together, graph text >= 12 px."""
+    page = lesson01
+    facts = lesson01_facts()
+    root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+    root.locator(".gt-status").click()
+    page.keyboard.press("End")
+    meet = f"{facts['d3']} + {facts['d2']} = {facts['grad']}"
+    line = root.locator(".gt-revline.gt-current", has_text=meet).first
+    line.wait_for()
+    root.evaluate("r => r.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    got = page.evaluate(BOTH_IN_VIEW_JS, [root.locator(".gt-graph").element_handle(), line.element_handle()])
+    assert got["inside"], got
+    assert got["graphTop"] >= got["top"] - 0.5 and got["lineBottom"] <= got["bottom"] + 0.5, got
+    assert got["graphTop"] < got["bottom"] - 150, got  # a good part of the picture shows, not just its edge
+    small = root.evaluate("""r => [...r.querySelectorAll('.gt-graph svg text')]
+      .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim())
+      .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a).filter(px => px < 11.99)""")
+    assert small == []
+    page.screenshot(path=str(artifacts / "jupyterlab-lesson01-backward.png"))
+
+
+def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:
+    page = lesson01
+    root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+    root.locator(".gt-status").click()
+    page.keyboard.press("Home")
+    page.keyboard.press("f")
+    page.wait_for_function("(r) => r.classList.contains('gt-present')", arg=root.element_handle())
+    box = root.bounding_box()
+    assert box is not None and box["width"] >= 1279 and box["height"] >= 719, box
+    page.keyboard.press("PageDown")
+    assert root.get_attribute("data-step") == "1"
+    page.keyboard.press("Escape")
+    page.wait_for_function("(r) => !r.classList.contains('gt-present')", arg=root.element_handle())
+    # the stepper's letter keys are its own: "d d" toggles the before/after view, it never deletes the cell
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    page.keyboard.press("End")
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => !r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.wait_for_timeout(300)
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
+
+
+def test_axe_on_the_widget(lesson01: Any) -> None:
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page = lesson01
+    results = axe.Axe().run(page, context=".gt-widget")
+    bad = [f"{v['id']}: {[n['target'] for n in v['nodes']][:5]}" for v in results.response["violations"]
+           if v["impact"] in ("serious", "critical")]
+    assert bad == []

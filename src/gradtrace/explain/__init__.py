@@ -4,9 +4,11 @@ Place in the pipeline: tracer -> model -> **explain** -> render.
 
 ``gradtrace.explain(root)`` is the walkthrough itself: the package is callable.
 
-Everything returned here is plain, frozen data with a text rendering. torch is
-imported only where code must run (the walkthrough runs ``backward()``; filled-in
-formulas compute their figures with torch in the tensor's dtype).
+Everything returned here is plain, frozen data with a text rendering, built from a
+:class:`~gradtrace.model.Trace`. Code runs only through :mod:`gradtrace.run` (quiz,
+compare, and ``explain(root)``, which runs ``root.backward()`` under the tracer).
+torch is imported in one place only: filled-in formulas compute their figures with
+torch in the tensor's dtype (see the import contracts in pyproject.toml).
 """
 
 from __future__ import annotations

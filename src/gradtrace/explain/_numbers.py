@@ -89,6 +89,15 @@ def numel(values: Any) -> int:
     return 1
 
 
+def have_torch() -> bool:
+    """Whether torch can be imported here (a trace can be explained without it, with fewer figures)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def torch_dtype(dtype: str) -> Any:
     """``'float32'`` or ``'torch.float32'`` -> ``torch.float32``."""
     import torch

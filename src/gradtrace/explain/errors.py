@@ -35,6 +35,8 @@ class ErrorExplanation:
     details: tuple[tuple[str, str], ...] = ()
     line: int | None = None
     code: str | None = None
+    #: the index of the trace step that made the change (``trace.steps[step]``, as the stepper numbers it)
+    step: int | None = None
 
     @property
     def recognised(self) -> bool:
@@ -49,7 +51,8 @@ class ErrorExplanation:
             lines.append(f"  Involved: {', '.join(self.culprits)}")
         lines += [f"  Saved by: {v}" for k, v in self.details if k == "saved_by"]
         if self.code is not None:
-            lines.append(f"  Changed at line {self.line}: {self.code}")
+            at = f"step {self.step}, line {self.line}" if self.step is not None else f"line {self.line}"
+            lines.append(f"  Changed at {at}: {self.code}")
         lines.append(f"  Fix: {self.fix}")
         lines.append(f"  ({self.error_type}: {self.message.splitlines()[0] if self.message else ''})")
         return "\n".join(lines)
@@ -243,8 +246,8 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
             if stale and (not m or saved.saved_version == int(m["expected"])):
                 culprits += [c for c in (node.id, saved.tensor) if c and c not in culprits]
                 details.append(("saved_by", f"{node.id} {node.name} saved {saved.name}"))
-    line, code = _mutation_line(trace, [c for c in culprits if c.startswith("t")])
-    return _with(base, culprits=tuple(culprits), details=tuple(details), line=line, code=code)
+    line, code, index = _mutation_line(trace, [c for c in culprits if c.startswith("t")])
+    return _with(base, culprits=tuple(culprits), details=tuple(details), line=line, code=code, step=index)
 
 
 def _reachable_from_code(step: Step) -> set[str]:
@@ -261,15 +264,16 @@ def _reachable_from_code(step: Step) -> set[str]:
     return seen
 
 
-def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None]:
+def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None, int | None]:
+    """Line, code and step index of the last in-place change of one of ``tensors``."""
     if trace is None:
-        return None, None
-    found = None
+        return None, None, None
+    found: tuple[int | None, str | None, int | None] = (None, None, None)
     for s in trace.steps:
         for e in s.events:
             if isinstance(e, Mutate) and e.tensor in tensors:
-                found = (s.lineno, s.code)
-    return found if found is not None else (None, None)
+                found = (s.lineno, s.code, s.index)
+    return found
 
 
 def _backward_twice(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:

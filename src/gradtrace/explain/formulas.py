@@ -24,7 +24,7 @@ from typing import Any
 
 from ..model import NodeInfo
 from ._env import Env, Unavailable
-from ._numbers import dtype_name, fmt_power, fmt_values
+from ._numbers import dtype_name, fmt_power, fmt_values, have_torch
 
 Tensor = Any
 GradFn = Callable[[Env], Tensor]
@@ -757,6 +757,9 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     formula = formula_for(node.name)
     if formula is None:
         return Filled(node.id, node.name, False, note=f"no formula recorded for {node.name}")
+    if not have_torch():
+        return Filled(node.id, node.name, True, note="torch is not installed here: the figures are the recorded "
+                      "ones, without the arithmetic that makes them")
     try:
         env = Env(node, _grad_tensor(grad, dtype), dtype, input_shapes)
     except (ValueError, TypeError) as exc:

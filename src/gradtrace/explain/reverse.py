@@ -14,7 +14,7 @@ dtype and, where it cannot be, the recorded gradient is shown as it is.
 from __future__ import annotations
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import fmt_values
+from ._numbers import fmt_values, have_torch
 from .formulas import fill_in
 
 
@@ -84,6 +84,8 @@ def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summar
         return ""
     if len(parts) == 1:
         sent: object = parts[0].values
+    elif not have_torch():
+        return ""
     else:
         from ._numbers import to_tensor  # the sum as PyTorch adds it, in the dtype
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import MAX_ELEMENTS, fmt_values, to_tensor
+from ._numbers import MAX_ELEMENTS, fmt_values, have_torch, to_tensor
 from .formulas import Filled, fill_in, formula_for
 
 
@@ -161,7 +161,9 @@ def walkthrough(root: Any, gradient: Any = None, retain_graph: bool = False, inp
 
 
 def _sum_parts(parts: Sequence[GradValue]) -> Any:
-    """The parts added in the order the engine added them, in their dtype, with torch."""
+    """The parts added in the order the engine added them, in their dtype, with torch (None without it)."""
+    if not have_torch():
+        return None
     total = None
     for p in parts:
         t = to_tensor(p.values, p.dtype, p.shape)
@@ -246,7 +248,7 @@ class _Builder:
         if g is not None and g.values is not None:
             shapes = tuple(_shape_of(s) for s in f.grad_out)
             node = self.step.nodes[f.node]
-            filled = fill_in(node, to_tensor(g.values, g.dtype, g.shape), g.dtype, shapes)
+            filled = fill_in(node, g.values, g.dtype, shapes)
         self.filled[f.node] = filled
         return filled
 
@@ -303,6 +305,8 @@ class _Builder:
         if any(p.grad.values is None for p in parts):
             return tuple(parts), None
         total = _sum_parts([p.grad for p in parts])
+        if total is None:
+            return tuple(parts), None
         text = " + ".join(fmt_values(p.grad.values, p.grad.dtype) for p in parts)
         return tuple(parts), f"{text} = {fmt_values(total.tolist(), parts[0].grad.dtype)}"
 
@@ -339,6 +343,8 @@ class _Builder:
             sent = parts[0].grad
         else:
             total = _sum_parts([p.grad for p in parts])
+            if total is None:
+                return None, None
             dtype = parts[0].grad.dtype
             sent = GradValue(fmt_values(total.tolist(), dtype), total.tolist(), dtype, tuple(total.shape))
         got = grad_in[0]

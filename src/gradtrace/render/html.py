@@ -18,6 +18,7 @@ import base64
 import hashlib
 import html as _html
 import json
+import re
 from importlib import resources
 from typing import Any
 
@@ -39,9 +40,14 @@ def static_text(name: str) -> str:
     return (resources.files("gradtrace.render") / "static" / name).read_text(encoding="utf-8")
 
 
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
 def film_json(film: Any) -> str:
     """The film (any JSON-able data) as JSON that is safe inside ``<script type="application/json">``."""
     text = json.dumps(film, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # bidi controls and invisible marks travel as \\u escapes: the page's source reads as it runs (Trojan Source)
+    text = _INVISIBLE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
     for raw, esc in (
         ("&", "\\u0026"),
         ("<", "\\u003c"),
@@ -86,7 +92,8 @@ def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
     )
     script = stepper_module()
     policy = CSP.format(script=_sha256(script), style=_sha256(css))
-    name = _html.escape(title if title is not None else f"gradtrace: {film.get('title', '')}", quote=True)
+    name = title if title is not None else f"gradtrace: {film.get('title', '')}"
+    name = _html.escape(_INVISIBLE.sub(lambda m: f"\\u{ord(m[0]):04x}", name), quote=True)
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -278,7 +278,7 @@ function codePanel(source) {
 
 // Scroll `box` (not the page) so that `row` shows.
 function scrollInside(box, row) {
-  const top = row.offsetTop - box.offsetTop;
+  const top = row.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
   if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - row.offsetHeight) {
     box.scrollTop = Math.max(0, top - box.clientHeight / 3);
   }
@@ -293,17 +293,15 @@ function fillList(list, items, cls) {
 function eventsPanel() {
   const el = h("div", "gt-what");
   const events = h("ul", "gt-events");
-  const flowLine = h("p", "gt-flowline gt-off");
   const explanation = h("p", "gt-explanation gt-off");
+  explanation.tabIndex = 0; // it may scroll: the keyboard can reach it
   const warnings = h("ul", "gt-predictions");
-  el.append(events, flowLine, explanation, warnings);
+  el.append(events, explanation, warnings);
   el.setAttribute("aria-live", "polite");
   return {
     el,
-    show({ events: ev, flow, explanation: words, warnings: warn }) {
+    show({ events: ev, explanation: words, warnings: warn }) {
       fillList(events, ev.length ? ev : ["(nothing changed in the graph or the names)"], "gt-event");
-      flowLine.textContent = flow ? esc(flow) : "";
-      flowLine.classList.toggle("gt-off", !flow);
       explanation.textContent = words ? esc(words) : "";
       explanation.classList.toggle("gt-off", !words);
       fillList(warnings, warn, "gt-warning");
@@ -362,7 +360,8 @@ function legendPanel(film) {
   };
   for (const item of film.legend || []) add(chip(`node gt-box ${item.class}`, "box"), item.label);
   for (const item of film.marks || []) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
-  for (const [cls, label] of LINES) add(chip(`edge gt-edge ${cls}`, "line"), label);
+  const lines = Array.isArray(film.lines) && film.lines.length ? film.lines.map((l) => [l.class, l.label]) : LINES;
+  for (const [cls, label] of lines) add(chip(`edge gt-edge ${cls}`, "line"), label);
   return box;
 }
 
@@ -433,13 +432,14 @@ function detailsPopover(onClose) {
 
 // ------------------------------------------------------------------ what a step is
 
-const NAME_EDGE = /^gt-e-name-(.+)-([^-]+)$/;
-
-function nameTargets(frame) {
+// Which tensor each name refers to at a step (by the objects' own ids, read off the names' details).
+function nameTargets(film, step) {
   const out = new Map();
-  for (const id of frame.visible) {
-    const m = NAME_EDGE.exec(id);
-    if (m) out.set(m[1], m[2]);
+  for (const ref of Object.values(step.details || {})) {
+    const d = film.details[ref];
+    if (!d || d.type !== "name") continue;
+    const field = d.fields.find((f) => f[0] === "names");
+    if (field) out.set(d.id, field[1]);
   }
   return out;
 }
@@ -451,7 +451,7 @@ export function eventKinds(film) {
   let before = new Map();
   return steps.map((step, i) => {
     const frame = film.frames[step.frame];
-    const now = nameTargets(frame);
+    const now = nameTargets(film, step);
     if (Array.isArray(step.kinds)) {
       before = now;
       return new Set(step.kinds);
@@ -462,7 +462,7 @@ export function eventKinds(film) {
     }
     if (Object.values(frame.classes).some((c) => /\bgt-m-mutated\b/.test(c))) kinds.add("mutate");
     if (backward.has(i) || step.events.some((e) => /^backward\(\)/.test(e))) kinds.add("backward");
-    if ((step.culprits && step.culprits.length) || step.explanation || (i === steps.length - 1 && film.error)) {
+    if ((step.culprits && step.culprits.length) || step.explanation || i === errorStep(film)) {
       kinds.add("error");
     }
     before = now;
@@ -628,6 +628,7 @@ function controlsPanel(act) {
     leave: button("leave loop ⤼", "jump out of the loop (Shift+L)", () => act.loop("leave")),
     walk: button("walk backward ▼", "walk the reverse pass node by node (↓; ↑ goes back)", () => act.walk(1)),
     diff: button("before / after", "what backward() changed, in one picture (D; B shows the other state)", () => act.diff()),
+    before: button("show before", "show the state just before backward() (B)", () => act.before()),
     text: button("text", "show the picture as text (T)", () => act.text()),
     svg: button("save SVG", "save this step's picture as SVG", () => act.save("svg")),
     png: button("save PNG", "save this step's picture as PNG", () => act.save("png")),
@@ -653,7 +654,7 @@ function controlsPanel(act) {
   };
   el.append(
     group("gt-nav", [b.first, b.prev, b.play, b.next, b.last, slider, list]),
-    group("gt-jump", [b.event, b.pass, b.leave, b.walk, b.diff]),
+    group("gt-jump", [b.event, b.pass, b.leave, b.walk, b.diff, b.before]),
     group("gt-out", [b.text, b.svg, b.png, b.present]),
   );
   return { el, b, slider, list };
@@ -670,7 +671,8 @@ function fillStepList(list, steps, kinds) {
 }
 
 function zoomBar(act) {
-  const el = h("div", "gt-zoombar");
+  const el = h("div", "gt-group gt-zoombar");
+  el.setAttribute("aria-label", "zoom");
   el.append(
     button("−", "zoom out (-)", () => act.zoom(-1)),
     button("fit", "fit the picture to the space (0)", () => act.zoom(0)),
@@ -679,6 +681,226 @@ function zoomBar(act) {
   const level = h("span", "gt-zoomlevel", "100%");
   el.appendChild(level);
   return { el, level };
+}
+
+// ------------------------------------------------------------------ the step's views (pure: film in, words out)
+
+// The reverse pass walked up to sub-step `sub`: classes for the nodes, the arithmetic, the lines to mark.
+function flowView(step, sub, lines) {
+  const flow = flowOf(step);
+  const more = new Map();
+  if (sub < 0 || !flow.length) return { more, text: null, current: new Set() };
+  const j = Math.min(sub, flow.length - 1);
+  flow.slice(0, j).forEach((f) => more.set(f.node, "gt-flow-done"));
+  more.set(flow[j].node, "gt-flow-now");
+  return { more, text: flow[j].text, current: linesOfNode(lines, flow[j].node), j, flow };
+}
+
+// Gradients on the edges so far; .grad boxes fill in as the walk reaches them, the others show what they held before.
+function drawFlow(picture, film, f, before) {
+  if (!f.flow) return;
+  const written = new Map();
+  f.flow.slice(0, f.j + 1).forEach((sub) => {
+    for (const [edge, text] of Object.entries(sub.edges || {})) picture.labelEdge(edge, text);
+    for (const [id, text] of Object.entries(sub.grads || {})) written.set(id, text);
+  });
+  const all = new Set(f.flow.flatMap((sub) => Object.keys(sub.grads || {})));
+  for (const id of all) {
+    if (written.has(id)) {
+      const text = String(written.get(id));
+      picture.setRow(id, gradRow, /^grad /.test(text) ? text : `grad ${text}`, "gt-row-grad gt-row-now");
+    } else if (before && before.texts[id] !== undefined) {
+      const row = film.rows[before.texts[id]].find((r) => r[1] === "grad" || /^grad /.test(r[0]));
+      if (row) picture.setRow(id, gradRow, row[0], row[1] ? `gt-row-${row[1]}` : "");
+    }
+  }
+}
+
+function diffClasses(d) {
+  const more = new Map();
+  for (const id of d.freed) more.set(id, "gt-diff-freed");
+  for (const id of Object.keys(d.grad)) more.set(id, "gt-diff-grad");
+  for (const id of d.kept) more.set(id, `${more.get(id) || ""} gt-diff-kept`.trim());
+  return more;
+}
+
+function drawDiff(picture, d) {
+  for (const id of d.freed) {
+    const item = picture.items.get(id);
+    if (item && item.base === "node") picture.tagBox(id, "✕ saved values freed", "gt-tag-freed");
+  }
+  for (const [id, text] of Object.entries(d.grad)) picture.tagBox(id, `.grad ${text}`, "gt-tag-grad");
+  for (const id of d.kept) picture.tagBox(id, "◆ kept by retain_grad()", "gt-tag-kept");
+}
+
+function diffWords(film, d, before) {
+  const bare = (ids) => ids.map((id) => id.replace(/^gt-/, "")).join(", ");
+  const words = [];
+  const freed = d.freed.filter((id) => (film.elements[id] || {}).group !== "edge");
+  if (freed.length) words.push(`freed the saved values of ${bare(freed)}`);
+  for (const [id, text] of Object.entries(d.grad)) words.push(`.grad of ${id.replace(/^gt-/, "")}: ${text}`);
+  if (d.kept.length) words.push(`retain_grad() kept .grad on ${bare(d.kept)}`);
+  const head = before ? "BEFORE backward() — showing the state it will change. " : "What backward() changed: ";
+  return head + words.join("; ");
+}
+
+// The objects the step's error involves (steps[i].culprits: dom ids, bare ids or {id}).
+function culpritClasses(step, more) {
+  for (const c of step.culprits || []) {
+    const id = typeof c === "string" ? (c.startsWith("gt-") ? c : `gt-${c}`) : c && c.id ? `gt-${c.id}` : null;
+    if (id) more.set(id, `${more.get(id) || ""} gt-m-culprit`.trim());
+  }
+}
+
+// One current prediction, and how the program stopped (once: not when an event already says it).
+function warningsOf(film, step, last) {
+  const out = [];
+  if ("prediction" in step) {
+    if (step.prediction) out.push(step.prediction);
+  } else if (step.predictions.length) {
+    out.push(step.predictions[step.predictions.length - 1]);
+  }
+  if (last && film.steps_unrecorded) out.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
+  return out;
+}
+
+// Position of the step that raised (film version 2 says; version 1: the last step).
+function errorStep(film) {
+  if (!film.error) return -1;
+  return Number.isInteger(film.error_step) ? film.error_step : (film.steps || []).length - 1;
+}
+
+// The error, once: its sentence (unless the explanation already quotes PyTorch's message) and the plain words.
+function errorWords(film, step) {
+  const message = film.error.replace(/^[^:]*: /, "").split("\n")[0];
+  const quoted = step.explanation && message && step.explanation.includes(message);
+  return [quoted ? null : `stopped: ${film.error}`, step.explanation || null].filter(Boolean).join("\n\n");
+}
+
+// The last node of the reverse pass (where the paths meet and .grad is written).
+function finalLines(lines) {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^ {2}(\S+) /.exec(lines[i]);
+    if (m) return linesOfNode(lines, m[1]);
+  }
+  return new Set([lines.length - 1]);
+}
+
+// ------------------------------------------------------------------ more panels
+
+// The picture's text twin: hidden for the eye (shown by "text"), always there for screen readers.
+function twinPanel() {
+  const el = h("div", "gt-twin gt-sr-only");
+  el.setAttribute("role", "region");
+  el.setAttribute("aria-label", "picture as text");
+  return {
+    el,
+    show(film, frame, index) {
+      const words = pictureText(film, frame);
+      el.textContent = "";
+      const names = h("ul");
+      fillList(names, words.names.length ? words.names : ["(none)"]);
+      const boxes = h("ul");
+      fillList(boxes, words.boxes.length ? words.boxes : ["(none)"]);
+      el.append(h("h4", null, `picture of step ${index}: names`), names, h("h4", null, "objects and backward nodes"),
+        boxes);
+    },
+    toggle(on) {
+      el.classList.toggle("gt-sr-only", !on);
+    },
+  };
+}
+
+// Keyboard access to the boxes: one button per visible box (shown when focused), opening its details.
+function pickPanel(film, onPick) {
+  const el = h("div", "gt-pick");
+  el.setAttribute("role", "group");
+  el.setAttribute("aria-label", "objects in the picture: press one for its details");
+  return {
+    el,
+    show(frame, picture) {
+      el.textContent = "";
+      for (const id of frame.visible) {
+        const info = film.elements[id];
+        const item = picture.items.get(id);
+        if (!info || info.group === "edge" || !item) continue;
+        const ref = frame.texts[id];
+        const head = ref === undefined ? info.label : film.rows[ref][0][0];
+        const b = button(head, `details of ${head}`, (ev) => {
+          ev.stopPropagation();
+          onPick(id);
+        });
+        b.classList.add("gt-pick-btn");
+        b.addEventListener("focus", () => item.g.classList.add("gt-focused"));
+        b.addEventListener("blur", () => item.g.classList.remove("gt-focused"));
+        el.appendChild(b);
+      }
+    },
+  };
+}
+
+function headerPanel(film) {
+  const el = h("div", "gt-header");
+  el.appendChild(h("span", "gt-title", film.title || "gradtrace"));
+  const status = h("span", "gt-status");
+  status.setAttribute("aria-live", "polite");
+  el.appendChild(status);
+  return { el, status };
+}
+
+// Every element of the stepper, laid out: header, controls, side (code, events, reverse pass), main (picture).
+function layout(film, act, onUnpick) {
+  const host = h("div", "gt-host");
+  const root = h("div", "gt-root");
+  root.tabIndex = 0;
+  root.setAttribute("role", "region");
+  root.setAttribute("aria-roledescription", "stepper");
+  root.setAttribute("aria-label", esc(`gradtrace stepper: ${film.title || ""}`));
+  host.appendChild(root);
+  const v = {
+    host, root, header: headerPanel(film), controls: controlsPanel(act), code: codePanel(film.source || ""),
+    what: eventsPanel(), reverse: reversePanel(), zoom: zoomBar(act), twin: twinPanel(),
+    pick: pickPanel(film, (id) => act.pick(id)), popover: detailsPopover(onUnpick),
+    banner: h("div", "gt-banner gt-off"), graph: h("div", "gt-graph"),
+  };
+  v.banner.setAttribute("aria-live", "polite");
+  v.graph.setAttribute("role", "group");
+  v.graph.setAttribute("aria-label", "picture of this step (its text twin follows; Shift+arrows scroll it)");
+  v.graph.tabIndex = 0; // a wide picture scrolls: the keyboard can reach it
+  const side = h("div", "gt-side");
+  side.append(h("div", "gt-heading", "code"), v.code.el, h("div", "gt-heading", "what this step did"), v.what.el,
+    v.reverse.head, v.reverse.el);
+  const main = h("div", "gt-main");
+  main.append(v.banner, v.graph, v.twin.el, v.pick.el, legendPanel(film));
+  v.controls.el.appendChild(v.zoom.el);
+  const body = h("div", "gt-body");
+  body.append(side, main);
+  root.append(v.header.el, v.controls.el, body, v.popover.el);
+  return v;
+}
+
+const PAN = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+
+// The keys, for the page, the notebook and presenter mode alike (also in the README).
+function keyAction(key, s) {
+  const steps = { ArrowRight: 1, ArrowLeft: -1, PageDown: 1, PageUp: -1 };
+  if (key in steps) return () => s.show(s.pos + steps[key]);
+  const table = {
+    ArrowDown: () => s.walk(1) || s.show(s.pos + 1),
+    ArrowUp: () => s.walk(-1) || s.show(s.pos - 1),
+    Home: () => s.show(0),
+    End: () => s.show(Infinity),
+    " ": () => s.playPause(),
+    Escape: () => s.escape(),
+    f: () => s.present(), F: () => s.present(),
+    e: () => s.jumpEvent(1), E: () => s.jumpEvent(-1),
+    l: () => s.jumpLoop("pass"), L: () => s.jumpLoop("leave"),
+    d: () => s.diff(), D: () => s.diff(),
+    b: () => s.before(), B: () => s.before(),
+    t: () => s.text(), T: () => s.text(),
+    "+": () => s.zoom(1), "=": () => s.zoom(1), "-": () => s.zoom(-1), _: () => s.zoom(-1), 0: () => s.zoom(0),
+  };
+  return table[key] || null;
 }
 
 // ------------------------------------------------------------------ the stepper
@@ -692,69 +914,27 @@ export function mount(el, film, options = {}) {
     present: false, text: false };
   const cleanups = [];
   const doc = el.ownerDocument;
-  el.textContent = "";
-  const host = h("div", "gt-host");
-  const root = h("div", "gt-root");
-  root.tabIndex = 0;
-  root.setAttribute("role", "region");
-  root.setAttribute("aria-roledescription", "stepper");
-  root.setAttribute("aria-label", esc(`gradtrace stepper: ${film.title || ""}`));
-  host.appendChild(root);
-  el.appendChild(host);
-
-  // header
-  const header = h("div", "gt-header");
-  header.appendChild(h("span", "gt-title", film.title || "gradtrace"));
-  const status = h("span", "gt-status");
-  status.setAttribute("aria-live", "polite");
-  header.appendChild(status);
-  root.appendChild(header);
-
-  // controls
   const act = {
     show: (i) => show(i === Infinity ? n - 1 : i),
     step: (d) => show(state.pos + d),
-    play: () => (state.timer ? pause() : startPlay()),
+    play: () => playPause(),
     event: (d) => jumpEvent(d),
     loop: (which) => jumpLoop(which),
     walk: (d) => walk(d),
     diff: () => toggleDiff(),
+    before: () => toggleBefore(),
     text: () => toggleText(),
     save: (kind) => save(kind),
     present: () => togglePresent(),
     zoom: (d) => zoomBy(d),
+    pick: (id) => select(id, true),
   };
-  const controls = controlsPanel(act);
+  el.textContent = "";
+  const v = layout(film, act, () => select(null, true));
+  const { root, controls, graph } = v;
+  el.appendChild(v.host);
   controls.slider.max = String(Math.max(n - 1, 0));
   fillStepList(controls.list, steps, kinds);
-  root.appendChild(controls.el);
-
-  // body: side (code, what this step did, reverse pass) | main (picture, legend)
-  const body = h("div", "gt-body");
-  const side = h("div", "gt-side");
-  const code = codePanel(film.source || "");
-  const what = eventsPanel();
-  const reverse = reversePanel();
-  side.append(h("div", "gt-heading", "code"), code.el, h("div", "gt-heading", "what this step did"), what.el,
-    reverse.head, reverse.el);
-  const main = h("div", "gt-main");
-  const banner = h("div", "gt-banner gt-off");
-  banner.setAttribute("aria-live", "polite");
-  const zoom = zoomBar(act);
-  const graph = h("div", "gt-graph");
-  graph.setAttribute("role", "group");
-  graph.setAttribute("aria-label", "picture of this step (its text twin follows)");
-  const twin = h("div", "gt-twin gt-sr-only");
-  twin.setAttribute("role", "region");
-  twin.setAttribute("aria-label", "picture as text");
-  const pick = h("div", "gt-pick");
-  pick.setAttribute("role", "group");
-  pick.setAttribute("aria-label", "objects in the picture: press one for its details");
-  main.append(banner, zoom.el, graph, twin, pick, legendPanel(film));
-  body.append(side, main);
-  root.appendChild(body);
-  const popover = detailsPopover(() => select(null, true));
-  root.appendChild(popover.el);
 
   // a big (folded) trace comes in sheets, one layout for each run of steps
   const sheets = film.sheets && film.sheets.length ? film.sheets : [film.svg];
@@ -767,155 +947,41 @@ export function mount(el, film, options = {}) {
   graph.appendChild(picture.el);
   graph.addEventListener("click", () => select(null));
 
-  function frameOf(i) {
-    return film.frames[steps[i].frame];
-  }
+  const frameOf = (i) => film.frames[steps[i].frame];
+  const pairAt = (i) => pairs.find((p) => p.step === i) || null;
 
-  function pairAt(i) {
-    return pairs.find((p) => p.step === i) || null;
-  }
-
-  // -------------------------------------------------------------- details
+  // -------------------------------------------------------------- details, opened in place
   let anchor = null;
   function select(id, refocus, g) {
     state.selected = id;
     anchor = g || (id && picture.items.get(id) ? picture.items.get(id).g : null);
     picture.select(id);
     render();
-    if (id && anchor) {
-      const close = popover.el.querySelector(".gt-close");
-      if (close && refocus !== false) close.focus({ preventScroll: true });
-    } else if (refocus) {
+    if (id && anchor && refocus !== false) {
+      const close = v.popover.el.querySelector(".gt-close");
+      if (close) close.focus({ preventScroll: true });
+    } else if (!id && refocus) {
       root.focus({ preventScroll: true });
     }
   }
 
   function renderDetails(step) {
     if (!state.selected || !anchor) {
-      popover.hide();
+      v.popover.hide();
       return;
     }
     const ref = step.details[state.selected];
-    popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
-    popover.place(anchor, state.present ? root : graph);
+    v.popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
+    v.popover.place(anchor, state.present ? root : graph);
   }
 
-  // keyboard access to the boxes: one button per visible box, which opens its details
-  function renderPick(frame) {
-    pick.textContent = "";
-    for (const id of frame.visible) {
-      const info = film.elements[id];
-      if (!info || info.group === "edge" || !picture.items.get(id)) continue;
-      const ref = frame.texts[id];
-      const head = ref === undefined ? info.label : film.rows[ref][0][0];
-      const b = button(head, `details of ${head}`, (ev) => {
-        ev.stopPropagation();
-        select(id, true);
-      });
-      b.classList.add("gt-pick-btn");
-      b.addEventListener("focus", () => picture.items.get(id).g.classList.add("gt-focused"));
-      b.addEventListener("blur", () => picture.items.get(id).g.classList.remove("gt-focused"));
-      pick.appendChild(b);
-    }
-  }
-
-  // -------------------------------------------------------------- the views
-  function renderFlow(step, frame, lines) {
-    const flow = flowOf(step);
-    const more = new Map();
-    if (state.sub < 0 || !flow.length) return { more, text: null, current: new Set() };
-    const j = Math.min(state.sub, flow.length - 1);
-    flow.slice(0, j).forEach((f) => more.set(f.node, "gt-flow-done"));
-    more.set(flow[j].node, "gt-flow-now");
-    return { more, text: flow[j].text, current: linesOfNode(lines, flow[j].node), j, flow };
-  }
-
-  function drawFlow(f) {
-    if (!f.flow) return;
-    const pair = pairAt(state.pos);
-    const before = pair ? frameOf(pair.before) : null;
-    const written = new Map();
-    f.flow.slice(0, f.j + 1).forEach((sub) => {
-      for (const [edge, text] of Object.entries(sub.edges || {})) picture.labelEdge(edge, text);
-      for (const [id, text] of Object.entries(sub.grads || {})) written.set(id, text);
-    });
-    // .grad boxes fill in as the walk reaches them; the others still show what they held before
-    const all = new Set(f.flow.flatMap((sub) => Object.keys(sub.grads || {})));
-    for (const id of all) {
-      if (written.has(id)) {
-        const text = String(written.get(id));
-        picture.setRow(id, gradRow, /^grad /.test(text) ? text : `grad ${text}`, "gt-row-grad gt-row-now");
-      } else if (before && before.texts[id] !== undefined) {
-        const row = film.rows[before.texts[id]].find((r) => r[1] === "grad" || /^grad /.test(r[0]));
-        if (row) picture.setRow(id, gradRow, row[0], row[1] ? `gt-row-${row[1]}` : "");
-      }
-    }
-  }
-
-  function drawDiff(d) {
-    for (const id of d.freed) {
-      const item = picture.items.get(id);
-      if (item && item.base === "node") picture.tagBox(id, "✕ saved values freed", "gt-tag-freed");
-    }
-    for (const [id, text] of Object.entries(d.grad)) picture.tagBox(id, `.grad ${text}`, "gt-tag-grad");
-    for (const id of d.kept) picture.tagBox(id, "◆ kept by retain_grad()", "gt-tag-kept");
-  }
-
-  function diffClasses(d) {
-    const more = new Map();
-    for (const id of d.freed) more.set(id, "gt-diff-freed");
-    for (const id of Object.keys(d.grad)) more.set(id, "gt-diff-grad");
-    for (const id of d.kept) more.set(id, (more.get(id) || "") + " gt-diff-kept");
-    return more;
-  }
-
-  function diffWords(d, before) {
-    const words = [];
-    const freed = d.freed.filter((id) => (film.elements[id] || {}).group !== "edge");
-    if (freed.length) words.push(`freed the saved values of ${freed.map((id) => id.replace(/^gt-/, "")).join(", ")}`);
-    for (const [id, text] of Object.entries(d.grad)) words.push(`.grad of ${id.replace(/^gt-/, "")}: ${text}`);
-    if (d.kept.length) words.push(`retain_grad() kept .grad on ${d.kept.map((id) => id.replace(/^gt-/, "")).join(", ")}`);
-    return `${before ? "BEFORE backward() — showing the state it will change. " : "What backward() changed: "}${words.join("; ")}`;
-  }
-
-  function culpritClasses(step, more) {
-    for (const c of step.culprits || []) {
-      const id = typeof c === "string" ? (c.startsWith("gt-") ? c : `gt-${c}`) : c && c.id ? `gt-${c.id}` : null;
-      if (id) more.set(id, `${more.get(id) || ""} gt-m-culprit`.trim());
-    }
-  }
-
-  function warningsOf(step) {
-    const out = [];
-    if ("prediction" in step) {
-      if (step.prediction) out.push(step.prediction);
-    } else if (step.predictions.length) {
-      out.push(step.predictions[step.predictions.length - 1]);
-    }
-    if (state.pos === n - 1 && film.error && !step.explanation) {
-      const shown = step.events.some((e) => e.includes(film.error));
-      if (!shown) out.push(`stopped: ${film.error}`);
-    }
-    if (state.pos === n - 1 && film.steps_unrecorded) out.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
-    return out;
-  }
-
-  function render() {
-    if (!n) {
-      status.textContent = "no steps recorded";
-      return;
-    }
-    const step = steps[state.pos];
-    const pair = state.diff ? pairAt(state.pos) : null;
-    const shownIndex = pair && state.before ? pair.before : state.pos;
-    const frame = frameOf(shownIndex);
-    status.textContent = esc(`step ${step.index} (${steps[0].index}–${steps[n - 1].index}) · line ${step.lineno}`);
-    root.dataset.step = String(state.pos);
-    root.dataset.sub = String(state.sub);
+  // -------------------------------------------------------------- drawing one step
+  function renderControls(step) {
+    const b = controls.b;
+    v.header.status.textContent = esc(`step ${step.index} (${steps[0].index}–${steps[n - 1].index}) · line ${step.lineno}`);
     controls.slider.value = String(state.pos);
     controls.slider.setAttribute("aria-valuetext", `step ${step.index}, line ${step.lineno}`);
     controls.list.value = String(state.pos);
-    const b = controls.b;
     b.prev.disabled = b.first.disabled = state.pos === 0;
     b.next.disabled = b.last.disabled = state.pos === n - 1;
     b.event.disabled = nextEventFrom(state.pos, 1) === null;
@@ -923,13 +989,14 @@ export function mount(el, film, options = {}) {
     b.pass.disabled = loop.pass === null;
     b.leave.disabled = loop.leave === null;
     b.walk.disabled = !flowOf(step).length;
-    b.walk.setAttribute("aria-pressed", state.sub >= 0 ? "true" : "false");
     b.diff.disabled = !pairs.length;
-    b.diff.setAttribute("aria-pressed", state.diff ? "true" : "false");
-    b.text.setAttribute("aria-pressed", state.text ? "true" : "false");
-    b.present.setAttribute("aria-pressed", state.present ? "true" : "false");
-    code.show(step.lineno);
+    b.before.disabled = !state.diff;
+    const pressed = { walk: state.sub >= 0, diff: state.diff, before: state.before, text: state.text,
+      present: state.present };
+    for (const [k, on] of Object.entries(pressed)) b[k].setAttribute("aria-pressed", on ? "true" : "false");
+  }
 
+  function renderPicture(step, shownIndex, pair) {
     const shown = sheetPicture(steps[shownIndex].sheet || 0);
     if (shown !== picture) {
       graph.replaceChild(shown.el, picture.el);
@@ -937,49 +1004,48 @@ export function mount(el, film, options = {}) {
       picture.select(state.selected);
       applyZoom();
     }
+    const frame = frameOf(shownIndex);
     const lines = step.reverse || [];
-    const f = renderFlow(step, frame, lines);
+    const f = flowView(step, state.sub, lines);
     const d = pair ? diffOf(film, pair) : null;
     const more = d ? diffClasses(d) : f.more;
     culpritClasses(step, more);
     picture.apply(frame, more);
-    if (d) drawDiff(d);
-    else drawFlow(f);
+    if (d) drawDiff(picture, d);
+    else drawFlow(picture, film, f, pairAt(state.pos) ? frameOf(pairAt(state.pos).before) : null);
     root.classList.toggle("gt-diffing", !!d);
     root.classList.toggle("gt-walking", state.sub >= 0);
+    let words = null;
+    if (d) words = diffWords(film, d, state.before);
+    else if (f.text) words = `${f.j + 1} / ${f.flow.length}: ${f.text}`;
+    v.banner.textContent = words ? esc(words) : "";
+    v.banner.classList.toggle("gt-off", !words);
+    v.reverse.show(lines, f.current.size || !lines.length ? f.current : finalLines(lines));
+    v.twin.show(film, frame, steps[shownIndex].index);
+    v.pick.show(frame, picture);
+  }
 
-    let bannerText = null;
-    if (d) bannerText = diffWords(d, state.before);
-    else if (f.text) bannerText = `${f.j + 1} / ${f.flow.length}: ${f.text}`;
-    banner.textContent = bannerText ? esc(bannerText) : "";
-    banner.classList.toggle("gt-off", !bannerText);
-    what.show({ events: step.events, flow: null, explanation: step.explanation || null, warnings: warningsOf(step) });
-    let current = f.current;
-    if (!current.size && lines.length) current = finalLines(lines);
-    reverse.show(lines, current);
-    const words = pictureText(film, frame);
-    twin.textContent = "";
-    twin.appendChild(h("h4", null, `picture of step ${steps[shownIndex].index}: names`));
-    const ul = h("ul");
-    fillList(ul, words.names.length ? words.names : ["(none)"]);
-    twin.appendChild(ul);
-    twin.appendChild(h("h4", null, "objects and backward nodes"));
-    const ul2 = h("ul");
-    fillList(ul2, words.boxes.length ? words.boxes : ["(none)"]);
-    twin.appendChild(ul2);
-    renderPick(frame);
+  function render() {
+    if (!n) {
+      v.header.status.textContent = "no steps recorded";
+      return;
+    }
+    const step = steps[state.pos];
+    const pair = state.diff ? pairAt(state.pos) : null;
+    root.dataset.step = String(state.pos);
+    root.dataset.sub = String(state.sub);
+    renderControls(step);
+    v.code.show(step.lineno);
+    renderPicture(step, pair && state.before ? pair.before : state.pos, pair);
+    const failed = state.pos === errorStep(film);
+    // the error is said once, in the explanation box (a version 1 film also lists it among the events)
+    const events = failed ? step.events.filter((e) => !e.includes(film.error)) : step.events;
+    v.what.show({ events, explanation: failed ? errorWords(film, step) : step.explanation || null,
+      warnings: warningsOf(film, step, state.pos === n - 1) });
     renderDetails(step);
   }
 
-  // the last node of the reverse pass (where the paths meet and .grad is written)
-  function finalLines(lines) {
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const m = /^ {2}(\S+) /.exec(lines[i]);
-      if (m) return linesOfNode(lines, m[1]);
-    }
-    return new Set([lines.length - 1]);
-  }
-
+  // -------------------------------------------------------------- moving
   function show(i) {
     if (!n) return;
     const pos = Math.min(Math.max(0, i), n - 1);
@@ -1001,7 +1067,7 @@ export function mount(el, film, options = {}) {
   }
 
   function jumpLoop(which) {
-    const j = loopJumps(steps, state.pos)[which];
+    const j = n ? loopJumps(steps, state.pos)[which] : null;
     if (j !== null) show(j);
   }
 
@@ -1021,8 +1087,8 @@ export function mount(el, film, options = {}) {
     state.sub = -1;
     if (state.diff && !pairAt(state.pos)) {
       const pair = pairs.find((p) => p.step >= state.pos) || pairs[pairs.length - 1];
-      if (!pair) state.diff = false;
-      else {
+      state.diff = false;
+      if (pair) {
         show(pair.step);
         state.diff = true;
       }
@@ -1038,7 +1104,7 @@ export function mount(el, film, options = {}) {
 
   function toggleText() {
     state.text = !state.text;
-    twin.classList.toggle("gt-sr-only", !state.text);
+    v.twin.toggle(state.text);
     graph.classList.toggle("gt-off", state.text);
     render();
   }
@@ -1046,7 +1112,7 @@ export function mount(el, film, options = {}) {
   // -------------------------------------------------------------- zoom and presenter mode
   function applyZoom() {
     picture.zoom(state.zoom);
-    zoom.level.textContent = `${Math.round(state.zoom * 100)}%`;
+    v.zoom.level.textContent = `${Math.round(state.zoom * 100)}%`;
   }
 
   function fitZoom(atLeast) {
@@ -1058,7 +1124,7 @@ export function mount(el, film, options = {}) {
 
   function zoomBy(d) {
     if (d === 0) state.zoom = fitZoom(0.25);
-    else state.zoom = Math.min(4, Math.max(0.25, Math.round((state.zoom * (d > 0 ? 1.25 : 0.8)) * 100) / 100));
+    else state.zoom = Math.min(4, Math.max(0.25, Math.round(state.zoom * (d > 0 ? 1.25 : 0.8) * 100) / 100));
     applyZoom();
     render();
   }
@@ -1080,12 +1146,12 @@ export function mount(el, film, options = {}) {
   }
 
   const onFullscreen = () => {
-    if (state.present && doc.fullscreenElement !== root && !doc.fullscreenElement) togglePresent(false);
+    if (state.present && !doc.fullscreenElement) togglePresent(false);
   };
   doc.addEventListener("fullscreenchange", onFullscreen);
   cleanups.push(() => doc.removeEventListener("fullscreenchange", onFullscreen));
 
-  // -------------------------------------------------------------- save
+  // -------------------------------------------------------------- save, play
   function save(kind) {
     if (!n || !picture.svg) return;
     const bg = getComputedStyle(root).getPropertyValue("--gt-bg").trim() || "#ffffff";
@@ -1095,7 +1161,6 @@ export function mount(el, film, options = {}) {
     else savePng(doc, text, picture.size, `${name}.png`, 2);
   }
 
-  // -------------------------------------------------------------- play
   function startPlay() {
     if (state.pos >= n - 1) show(0);
     controls.b.play.textContent = "pause";
@@ -1111,41 +1176,38 @@ export function mount(el, film, options = {}) {
     controls.b.play.textContent = "play";
   }
 
+  function playPause() {
+    if (state.timer) pause();
+    else startPlay();
+  }
+
+  // Escape closes what is open, innermost first; false when nothing was.
+  function escape() {
+    if (v.popover.open) select(null, true);
+    else if (state.present) togglePresent(false);
+    else if (state.diff) toggleDiff();
+    else if (state.sub >= 0) walk(-state.sub - 1);
+    else return false;
+    return true;
+  }
+
   // -------------------------------------------------------------- keys
-  const STEP_KEYS = { ArrowRight: 1, ArrowLeft: -1, PageDown: 1, PageUp: -1 };
+  const keyState = {
+    get pos() {
+      return state.pos;
+    },
+    show: (i) => act.show(i), walk, playPause, escape, present: () => togglePresent(), jumpEvent, jumpLoop,
+    diff: toggleDiff, before: toggleBefore, text: toggleText, zoom: zoomBy,
+  };
   function onKey(ev) {
     if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
     const target = ev.target;
     const tag = target && target.tagName;
     if (tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && target !== controls.slider)) return;
-    if (target && target.isContentEditable) return;
-    const onButton = tag === "BUTTON";
-    const key = ev.key;
-    if (key in STEP_KEYS) show(state.pos + STEP_KEYS[key]);
-    else if (key === "ArrowDown" || key === "ArrowUp") {
-      const d = key === "ArrowDown" ? 1 : -1;
-      if (!walk(d)) show(state.pos + d);
-    } else if (key === "Home") show(0);
-    else if (key === "End") show(n - 1);
-    else if (key === " " && !onButton) state.timer ? pause() : startPlay();
-    else if (key === "Escape") {
-      if (popover.open) select(null, true);
-      else if (state.present) togglePresent(false);
-      else if (state.diff) toggleDiff();
-      else if (state.sub >= 0) walk(-state.sub - 1);
-      else return;
-    } else if (key === "f" || key === "F") togglePresent();
-    else if (key === "e") jumpEvent(1);
-    else if (key === "E") jumpEvent(-1);
-    else if (key === "l") jumpLoop("pass");
-    else if (key === "L") jumpLoop("leave");
-    else if (key === "d" || key === "D") toggleDiff();
-    else if (key === "b" || key === "B") toggleBefore();
-    else if (key === "t" || key === "T") toggleText();
-    else if (key === "+" || key === "=") zoomBy(1);
-    else if (key === "-" || key === "_") zoomBy(-1);
-    else if (key === "0") zoomBy(0);
-    else return;
+    if ((target && target.isContentEditable) || (ev.key === " " && tag === "BUTTON")) return;
+    const pan = ev.shiftKey ? PAN[ev.key] : null; // Shift+arrows scroll a picture wider or taller than its box
+    const run = pan ? () => graph.scrollBy({ left: pan[0] * 80, top: pan[1] * 80 }) : keyAction(ev.key, keyState);
+    if (!run || run() === false) return;
     ev.preventDefault();
     ev.stopPropagation();
   }
@@ -1153,7 +1215,7 @@ export function mount(el, film, options = {}) {
   const keyTarget = options.globalKeys ? doc : root;
   keyTarget.addEventListener("keydown", onKey);
   cleanups.push(() => keyTarget.removeEventListener("keydown", onKey));
-  if (options.host === "notebook") cleanups.push(keepKeys(host, root));
+  if (options.host === "notebook") cleanups.push(keepKeys(v.host, root));
 
   show(options.step || 0);
 
