@@ -608,8 +608,6 @@ def test_modules_and_training_steps(source: str) -> None:
     check_program(source)
 
 
-@pytest.mark.xfail(strict=True, reason="tracer: writes through `.data =` bump no version and the trace keeps "
-                   "showing the old value (issue 9, invariant 2)")
 def test_training_step_through_data() -> None:
     check_program("import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(3, 2)\nxs = torch.randn(5, 3)\n"
                   "loss = model(xs).pow(2).mean()\nloss.backward()\nfor p in model.parameters():\n"
@@ -630,9 +628,6 @@ WRAPPED = {
     "torch.add": ("torch.add", "lambda *a, **k: (calls.append(1), orig(*a, **k))[1]",
                   "y = torch.add(x, x, alpha=2).sum()\ny.backward()"),
 }
-#: Tracing runs a learner's wrapper of a Python-level torch function twice (issue 9, invariant 1); the tracer fixes it.
-_TRACER_WRAPPERS = pytest.mark.xfail(strict=True, reason="tracer: a learner's wrapper of a torch function runs "
-                                     "twice under tracing (issue 9, invariant 1)")
 
 
 def wrapper_program(name: str) -> str:
@@ -644,9 +639,6 @@ def wrapper_program(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_RUN_TWICE = ("Tensor.backward", "F.relu", "Tensor.exp")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_TRACER_WRAPPERS) if n in _RUN_TWICE else n for n in WRAPPED])
+@pytest.mark.parametrize("name", list(WRAPPED))
 def test_learner_wrappers_of_torch_functions(name: str) -> None:
     check_program(wrapper_program(name))
