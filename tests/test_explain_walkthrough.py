@@ -259,3 +259,16 @@ def test_sparse_gradients_are_explained_not_crashed_on():
     assert emb.weight.grad.is_sparse
     assert torch.equal(emb.weight.grad.to_dense(), plain.weight.grad.to_dense())
     assert fmt_values(plain.weight.grad.to_dense().tolist()) in w.to_text()
+
+
+def test_a_hook_on_the_root_is_said():
+    x = torch.tensor([7.0, 13.0], requires_grad=True)
+    f = (x * x).sum()
+    f.register_hook(lambda g: g * 3)
+    w = walkthrough(f, names={"x": x, "f": f})
+    plain = torch.tensor([7.0, 13.0], requires_grad=True)
+    (plain * plain).sum().backward()
+    assert torch.equal(x.grad, plain.grad * 3)
+    first = w.steps[0]
+    assert first.hook is not None and "f" in first.hook
+    assert first.hook.startswith(f"a hook changed the gradient on its way to f: {w.seed.text} was sent")

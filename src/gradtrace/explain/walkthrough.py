@@ -201,6 +201,7 @@ class _Builder:
         self.default_dtype = root.dtype if root is not None else "float32"
         self.root_node = event.root_node or (root.grad_fn if root is not None else None)
         self.labels = self._labels(root_name)
+        self.seed: GradValue | None = None  # set once known: what backward() starts from
         self.flow = [f for f in event.flow if f.node in step.nodes]
         self.filled: dict[str, Filled | None] = {}
         self.arrivals: dict[str, list[tuple[str, int, GradValue]]] = {}
@@ -335,6 +336,8 @@ class _Builder:
     def _hooked(self, nid: str, parts: tuple[Part, ...],
                 grad_in: tuple[GradValue | None, ...]) -> tuple[GradValue | None, str | None]:
         """What was sent to node ``nid``, and a sentence when a tensor hook changed it on the way in."""
+        if nid == self.root_node and not parts and self.seed is not None and self.seed.values is not None:
+            parts = (Part("", self.seed.text, self.seed),)  # the root's own hook changes the seed
         if len(grad_in) != 1 or grad_in[0] is None or grad_in[0].values is None or not parts:
             return None, None
         if any(p.grad.values is None for p in parts):
@@ -367,10 +370,13 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
         root_name = names[0] if names else "output"
     build = _Builder(step, event, root_name)
     seed = build.value(event.gradient, build.root_node)
+    if seed is None and root is not None and not root.shape:  # backward() of a number starts from 1
+        seed = GradValue(fmt_values(1.0, root.dtype), 1.0, root.dtype, ())
     if seed is None and build.flow and build.flow[0].grad_in:
         seed = build.value(build.flow[0].grad_in[0], build.root_node)
     if seed is None:
         seed = GradValue("1", 1, build.default_dtype, ())
+    build.seed = seed
     vjp = event.gradient is not None and root is not None and math.prod(root.shape) > 1
     if root is not None and root.grad_fn is None:  # backward() on a leaf: nothing to walk
         after = build.value(root.grad, None)
