@@ -32,6 +32,11 @@ def fmt_number(v: Any, dtype: str = "float32") -> str:
         return "True" if v else "False"
     if isinstance(v, int):
         return str(v)
+    if isinstance(v, complex):  # complex64 holds two float32 parts, complex128 two float64 parts
+        part = "float32" if "complex64" in dtype or "32" in dtype else "float64"
+        im = fmt_number(v.imag, part)
+        sign = "" if im.startswith("-") else "+"
+        return f"({fmt_number(v.real, part)}{sign}{im}j)"
     if not isinstance(v, float):
         return str(v)
     if math.isnan(v):
