@@ -29,6 +29,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from regressions.differential import check_program
 
+from gradtrace.explain import explain_error, walkthrough_of
+from gradtrace.explain._numbers import same_values
+from gradtrace.model import Backward, Trace
+
 Shape = tuple[int, ...]
 NAMES = ("a", "b", "c", "d", "e", "f")
 SHAPES: tuple[Shape, ...] = ((2, 3), (3,), (), (3, 2), (2, 3), (4,))
@@ -512,10 +516,33 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_explained(trace: Trace) -> None:
+    """Invariant 4, explain side: every recorded backward() is explained with PyTorch's own figures.
+
+    A filled-in rule never disagrees with the gradient PyTorch sent, each leaf's final figure is
+    the ``.grad`` the trace recorded, and an error is explained without raising.
+    """
+    if trace.error is not None:
+        assert explain_error(trace.error, trace).to_text()
+    for step in trace.steps:
+        for event in step.events:
+            if not isinstance(event, Backward) or not event.flow:
+                continue
+            walk = walkthrough_of(step, event)
+            assert walk.to_text()
+            for ws in walk.steps:
+                assert all(out.matches is not False for out in ws.outputs), (ws.node, ws.name, ws.outputs)
+            after = {c.tensor: c.after for c in event.grads}
+            for ws in walk.steps:
+                var = step.nodes[ws.node].variable
+                if ws.is_accumulate and var in after and after[var] is not None and ws.grad_after is not None:
+                    assert same_values(ws.grad_after.values, after[var].values), (ws.node, ws.grad_after)
+
+
 @FUZZ
 @given(programs())
 def test_traced_run_matches_plain_run(source: str) -> None:
-    check_program(source)
+    check_explained(check_program(source))
 
 
 @settings(FUZZ, max_examples=60)
@@ -549,7 +576,7 @@ def wide_programs(draw: st.DrawFn, dtype: str = "") -> str:
 
 def check_wide(source: str) -> None:
     # backward(create_graph=True) warns once per process (the plain run uses the warning up)
-    check_program(source, warnings_too=".backward(create_graph=True)" not in source)
+    check_explained(check_program(source, warnings_too=".backward(create_graph=True)" not in source))
 
 
 @WIDE
@@ -605,7 +632,7 @@ def module_programs(draw: st.DrawFn) -> str:
 @settings(WIDE, max_examples=25)
 @given(module_programs())
 def test_modules_and_training_steps(source: str) -> None:
-    check_program(source)
+    check_explained(check_program(source))
 
 
 @pytest.mark.xfail(strict=True, reason="tracer: writes through `.data =` bump no version and the trace keeps "

@@ -14,7 +14,7 @@ dtype and, where it cannot be, the recorded gradient is shown as it is.
 from __future__ import annotations
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import fmt_values, have_torch
+from ._numbers import fmt_values, have_torch, same_values
 from .formulas import fill_in
 
 
@@ -156,11 +156,4 @@ def _dtype(step: Step, event: Backward) -> str:
 
 def _same(a: object, b: object) -> bool:
     """Whether the filled-in figures are exactly the values PyTorch sent."""
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, list) or isinstance(b, list):
-        return False
-    try:
-        return float(a) == float(b)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return a == b
+    return same_values(a, b)
