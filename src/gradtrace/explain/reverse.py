@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._numbers import fmt_values, have_torch, same_values
 from .formulas import fill_in
+from .walkthrough import _Builder
 
 
 def reverse_lines(step: Step) -> list[str]:
@@ -35,8 +36,9 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         root = "a temporary tensor" + (f" (its grad_fn is {node.id} {node.name})" if node is not None else "")
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them:"]
     arrived: dict[str, list[Summary]] = {}
-    dtype = _dtype(step, event)
+    dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:
+        dtype = dtype_of(flow.node)
         node = step.nodes.get(flow.node)
         name = node.name if node is not None else "?"
         parts = arrived.get(flow.node, [])
@@ -147,11 +149,6 @@ def _leaf_line(step: Step, event: Backward, node: NodeInfo, flow: Flow, dtype: s
 def _who(step: Step, tensor: str) -> str:
     names = step.names_of(tensor)
     return f"{names[0]} ({tensor})" if names else tensor
-
-
-def _dtype(step: Step, event: Backward) -> str:
-    info = step.tensors.get(event.root or "")
-    return info.dtype if info is not None else "float32"
 
 
 def _same(a: object, b: object) -> bool:
