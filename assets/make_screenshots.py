@@ -49,7 +49,7 @@ def shoot(out: Path, settings: dict | None = None) -> None:
                 root.locator("svg").first.wait_for()
                 root.locator(".gt-status").click()
                 page.keyboard.press("End")
-                node = root.locator(".gt-main > .gt-graph svg g.gt-node", has_text="exponent=2").first
+                node = root.locator(".gt-main > .gt-graph svg g.gt-node", has_text="PowBackward0").first
                 node.click()
                 page.mouse.move(0, 0)
                 page.wait_for_timeout(400)  # let the fade transitions end

@@ -126,5 +126,5 @@ def test_graph_dot_for_make_dot():
     step = snapshot(y, params={"x": x, "w": w})
     svg = ET.fromstring(dot_to_svg(graph_dot(step)))
     shown = [t.text or "" for t in svg.iter(f"{SVG}text")]
-    assert any(s.startswith("x t") for s in shown) and any(s.startswith("w t") for s in shown)
+    assert any(s.startswith("x · t") for s in shown) and any(s.startswith("w · t") for s in shown)
     assert any("SumBackward0" in s for s in shown) and any("MulBackward0" in s for s in shown)

@@ -142,8 +142,8 @@ def check_before_after(page: Any, root: Any) -> None:
 def check_details(page: Any, root: Any) -> None:
     """Clicking the PowBackward0 node of x ** 2 shows its details."""
     items = visible(picture(root))
-    node = next(k for k, v in items.items() if v["text"].startswith("n") and f"{FACTS['node']} | exponent="
-                f"{FACTS['exponent']}" in v["text"])
+    # node attributes (exponent=2) live in the details, not in the box
+    node = next(k for k, v in items.items() if "gt-node" in v["cls"] and FACTS["node"] in v["text"])
     root.locator(f".gt-main > .gt-graph svg g#{node}").click()
     details = root.locator(".gt-details")
     page.wait_for_function("([d, name]) => d.textContent.includes(name)", arg=[details.element_handle(), FACTS["node"]])
@@ -320,6 +320,15 @@ def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:
     assert root.get_attribute("data-step") == "1"
     page.keyboard.press("Escape")
     page.wait_for_function("(r) => !r.classList.contains('gt-present')", arg=root.element_handle())
+    # the stepper's letter keys are its own: "d d" toggles the before/after view, it never deletes the cell
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    page.keyboard.press("End")
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.keyboard.press("d")
+    page.wait_for_function("(r) => !r.classList.contains('gt-diffing')", arg=root.element_handle())
+    page.wait_for_timeout(300)
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
 
 
 def test_axe_on_the_widget(lesson01: Any) -> None:

@@ -25,11 +25,34 @@ backward node   orange     an entry of the ``grad_fn`` chain (rounded)
 AccumulateGrad  lavender   writes the gradient into its leaf's ``.grad``
 ==============  =========  =====================================================
 
-Borders and rows mark what the step did: blue border = created now, orange thick
-border = changed in place, red row/arrow = saved value stale (the next
-``backward()`` through it fails), grey row = saved value freed by ``backward()``,
-green grad row = ``.grad`` changed now; a dashed tensor border means no Python
-name refers to the object any more (only the graph holds it).
+Marks say what the step did to an object. Each has a border colour, a pen and a
+glyph written before the box's head, so none relies on colour alone (:data:`MARKS`):
+
+==========  ======  ========================  =========================================
+mark        glyph   border                    meaning
+==========  ======  ========================  =========================================
+culprit     ✗       magenta, thick, dashed    involved in this step's error
+stale       ⚠       red, thick                holds a saved value changed since
+mutated     ✎       orange, thick             changed in place (same object, new version)
+created             blue, thick               new this step
+moved               teal (name box),          the name now refers to another object
+                    thick teal arrow
+grad        ∇       green                     its ``.grad`` changed this step
+freed       ∅       grey, dotted              its saved values were freed by ``backward()``
+unnamed             dark grey, dashed         no Python name refers to it (only the graph)
+==========  ======  ========================  =========================================
+
+Rows: a freed saved value reads ``∅ self = t1 (freed)`` in grey, a stale one
+``⚠ self = t1 42. STALE v0→v1`` in red, a ``.grad`` that is set in green.
+
+Line styles (:data:`LINES`): a name's arrow is solid and dark; a tensor's
+``grad_fn`` arrow solid grey; ``next_functions`` arrows solid light grey;
+``AccumulateGrad`` → its leaf dashed violet; a saved value dotted grey, dashed
+with a hollow circle (○) once freed, thick red with a bar (⊣) once stale; a
+moved name's arrow thick teal; a mutated tensor's ``grad_fn`` arrow thick orange.
+
+Every colour that carries text passes WCAG AA (4.5:1) on every fill, and every
+border and line colour 3:1 on white (``tests/test_render_dot.py`` checks it).
 
 Output is deterministic: boxes and edges come in the model's id order, nothing
 from ``id()`` or sets. Every learner-provided text goes through :func:`html`
@@ -40,12 +63,16 @@ a string or a statement.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..model import Step
-from .scene import LIMIT, Box, Link, Scene, scene
+from .scene import GLYPH, LIMIT, Box, Link, Scene, scene
 from .words import clean
 
-__all__ = ["step_dot", "graph_dot", "scene_dot", "html", "quote", "FILL", "MARK", "LEGEND", "legend_table"]
+__all__ = [
+    "step_dot", "graph_dot", "scene_dot", "html", "quote", "FILL", "MARK", "MARKS", "LINES", "LEGEND", "legend_table",
+    "contrast",
+]
 
 FONT = "Courier"
 FILL = {
@@ -59,17 +86,41 @@ FILL = {
     "name": "#ffffff",
 }
 BORDER = "#495057"
-#: Border colour and width for each mark, strongest first.
-MARK = {
-    "culprit": ("#c2255c", 4),
-    "stale": ("#c92a2a", 3),
-    "mutated": ("#e8590c", 3),
-    "created": ("#1971c2", 2),
-    "moved": ("#1971c2", 2),
-    "grad": ("#2f9e44", 2),
-    "freed": ("#868e96", 1),
+
+
+@dataclass(frozen=True)
+class MarkStyle:
+    """How a mark is drawn: ``color`` on light, ``dark`` on dark backgrounds, border ``width`` and ``pen``."""
+
+    label: str
+    color: str
+    dark: str
+    width: int
+    pen: str  # "solid", "dashed" or "dotted"
+    glyph: str
+
+    @property
+    def sample(self) -> str:
+        """How the legend shows it: its glyph, else its pen (a thick, dashed or dotted stroke)."""
+        return self.glyph or {"dashed": "╌╌", "dotted": "┈┈"}.get(self.pen, "━━")
+
+
+#: Every mark a box can carry, strongest first (the border shows the strongest; glyphs show all).
+MARKS = {
+    "culprit": MarkStyle("involved in this step's error", "#c2255c", "#f783ac", 4, "dashed", GLYPH["culprit"]),
+    "stale": MarkStyle("holds a stale saved value", "#b02525", "#ff8787", 3, "solid", GLYPH["stale"]),
+    "mutated": MarkStyle("changed in place (same object, new version)", "#d9480f", "#ffa94d", 3, "solid",
+                         GLYPH["mutated"]),
+    "created": MarkStyle("new this step", "#1971c2", "#74c0fc", 3, "solid", ""),
+    "moved": MarkStyle("name (re)bound: its arrow moved", "#0b7285", "#66d9e8", 2, "solid", ""),
+    "grad": MarkStyle(".grad changed", "#237032", "#8ce99a", 2, "solid", GLYPH["grad"]),
+    "freed": MarkStyle("saved values freed by backward()", "#6c757d", "#ced4da", 1, "dotted", GLYPH["freed"]),
+    "unnamed": MarkStyle("no name refers to it (only the graph)", BORDER, "#ced4da", 1, "dashed", ""),
 }
-ROW_COLOR = {"freed": "#adb5bd", "stale": "#c92a2a", "grad": "#2b8a3e"}
+#: Border colour and width for each mark, strongest first (``MARKS`` in short).
+MARK = {m: (style.color, style.width) for m, style in MARKS.items() if m != "unnamed"}
+#: Text colour of a row by its class (each passes 4.5:1 on every fill).
+ROW_COLOR = {"freed": "#5c636a", "stale": "#b02525", "grad": "#237032"}
 LEGEND = (
     ("leaf", "leaf tensor"),
     ("nonleaf", "non-leaf tensor"),
@@ -79,24 +130,59 @@ LEGEND = (
     ("op", "backward node"),
     ("acc", "AccumulateGrad"),
 )
-_EDGE: dict[str, dict[str, str]] = {
-    "name": {"color": '"#343a40"', "penwidth": "1.2", "arrowsize": "0.7"},
-    "grad_fn": {"dir": "back", "color": '"#495057"', "arrowsize": "0.7"},
-    "next": {"dir": "back", "color": '"#868e96"', "arrowsize": "0.7"},
-    "variable": {"dir": "back", "style": "dashed", "color": '"#7048e8"', "arrowsize": "0.7"},
-    "saved": {
-        "dir": "back",
-        "style": "dotted",
-        "color": '"#adb5bd"',
-        "arrowsize": "0.6",
-        "constraint": "false",
-    },
+
+
+@dataclass(frozen=True)
+class LineStyle:
+    """How an arrow is drawn; ``sample`` is the arrow in text, for legends."""
+
+    label: str
+    color: str
+    dark: str
+    pen: str  # "solid", "dashed", "dotted" or "bold"
+    end: str  # the arrow's end at the object it points to: "normal", "odot", "tee"
+    sample: str
+
+
+#: Every line style, keyed by ``<kind>`` or ``<kind>-<mark>`` (the classes ``gt-e-<kind> gt-m-<mark>``).
+LINES = {
+    "name": LineStyle("a name refers to an object", "#343a40", "#dee2e6", "solid", "normal", "──▶"),
+    "grad_fn": LineStyle("a tensor's grad_fn", "#495057", "#ced4da", "solid", "normal", "──▶"),
+    "next": LineStyle("a node's next_functions (inputs)", "#6c757d", "#adb5bd", "solid", "normal", "──▶"),
+    "variable": LineStyle("AccumulateGrad writes its leaf's .grad", "#7048e8", "#b197fc", "dashed", "normal",
+                          "╌╌▶"),
+    "saved": LineStyle("a value a node saved for backward()", "#5c636a", "#adb5bd", "dotted", "normal", "┈┈▶"),
+    "saved-freed": LineStyle("saved value freed by backward()", "#868e96", "#868e96", "dashed", "odot", "╌╌○"),
+    "saved-stale": LineStyle("saved value stale (changed in place)", "#b02525", "#ff8787", "bold", "tee", "━━┤"),
+    "name-moved": LineStyle("name (re)bound this step", "#0b7285", "#66d9e8", "bold", "normal", "━━▶"),
+    "grad_fn-mutated": LineStyle("grad_fn swapped by an in-place change", "#d9480f", "#ffa94d", "bold", "normal",
+                                 "━━▶"),
 }
-_EDGE_MARK: dict[str, dict[str, str]] = {
-    "stale": {"color": '"#c92a2a"', "penwidth": "2", "style": "dashed"},
-    "freed": {"color": '"#dee2e6"'},
-    "moved": {"color": '"#1971c2"', "penwidth": "2"},
-    "mutated": {"color": '"#e8590c"', "penwidth": "2"},
+
+
+def _line_attrs(style: LineStyle) -> dict[str, str]:
+    attrs = {"color": f'"{style.color}"'}
+    if style.pen == "bold":
+        attrs.update(penwidth="2.5", style="solid")
+    else:
+        attrs["style"] = style.pen
+    return attrs
+
+
+_EDGE: dict[str, dict[str, str]] = {
+    "name": {**_line_attrs(LINES["name"]), "penwidth": "1.2", "arrowsize": "0.7"},
+    "grad_fn": {"dir": "back", **_line_attrs(LINES["grad_fn"]), "arrowsize": "0.7"},
+    "next": {"dir": "back", **_line_attrs(LINES["next"]), "arrowsize": "0.7"},
+    "variable": {"dir": "back", **_line_attrs(LINES["variable"]), "arrowsize": "0.7"},
+    "saved": {"dir": "back", **_line_attrs(LINES["saved"]), "arrowsize": "0.6", "constraint": "false"},
+}
+_EDGE_MARK: dict[str, dict[str, dict[str, str]]] = {
+    "saved": {
+        "stale": {**_line_attrs(LINES["saved-stale"]), "arrowtail": "tee", "arrowsize": "0.9"},
+        "freed": {**_line_attrs(LINES["saved-freed"]), "arrowtail": "odot", "arrowsize": "0.8", "penwidth": "1.3"},
+    },
+    "name": {"moved": _line_attrs(LINES["name-moved"])},
+    "grad_fn": {"mutated": _line_attrs(LINES["grad_fn-mutated"])},
 }
 
 
@@ -111,12 +197,26 @@ def quote(text: object) -> str:
     return '"' + clean(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _border(marks: Iterable[str]) -> tuple[str, int]:
+def _border(marks: Iterable[str]) -> MarkStyle | None:
     present = set(marks)
-    for mark, style in MARK.items():
+    for mark, style in MARKS.items():
         if mark in present:
             return style
-    return BORDER, 1
+    return None
+
+
+def contrast(a: str, b: str) -> float:
+    """The WCAG contrast ratio of two ``#rrggbb`` colours (1 to 21)."""
+
+    def luminance(colour: str) -> float:
+        def channel(c: float) -> float:
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
 
 
 def _row(text: str, cls: str, bold: bool) -> str:
@@ -132,12 +232,18 @@ def _row(text: str, cls: str, bold: bool) -> str:
 def box_label(box: Box, texts: Iterable[tuple[str, str]] | None = None) -> str:
     """The HTML-like label of ``box`` (``texts`` replaces its rows' text and class)."""
     rows = [(r.text, r.cls) for r in box.rows] if texts is None else list(texts)
-    colour, width = _border(box.marks)
-    style = ' STYLE="ROUNDED"' if box.group in ("node", "acc", "name") else ""
-    dashed = ' STYLE="DASHED"' if "unnamed" in box.marks and box.group == "tensor" else ""
+    mark = _border(box.marks)
+    colour, width = (BORDER, 1) if mark is None else (mark.color, mark.width)
+    pen = "solid" if mark is None else mark.pen
+    if pen == "solid" and "unnamed" in box.marks:  # an object no name holds keeps its dashed border
+        pen = "dashed"
+    styles = ["ROUNDED"] if box.group in ("node", "acc", "name") and pen == "solid" else []
+    if pen != "solid":
+        styles.append(pen.upper())  # dot draws a dashed or dotted border square
+    style = f' STYLE="{",".join(styles)}"' if styles else ""
     table = (
         f'<TABLE BORDER="{width}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" '
-        f'BGCOLOR="{FILL[box.kind]}" COLOR="{colour}"{style or dashed}>'
+        f'BGCOLOR="{FILL[box.kind]}" COLOR="{colour}"{style}>'
     )
     body = "".join(_row(t, c, c == "head") for t, c in rows)
     return f"<{table}{body}</TABLE>>"
@@ -158,8 +264,8 @@ def link_dot(link: Link, prefix: str = "gt-") -> str:
     tail, head = (link.tail, link.head) if forward else (link.head, link.tail)
     attrs = dict(_EDGE[link.kind])
     for mark in link.marks:
-        if mark in _EDGE_MARK:
-            attrs.update(_EDGE_MARK[mark])
+        if mark in _EDGE_MARK.get(link.kind, {}):
+            attrs.update(_EDGE_MARK[link.kind][mark])
             break
     style = " ".join(f"{k}={v}" for k, v in attrs.items())
     classes = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
@@ -172,20 +278,46 @@ def _chip(fill: str, border: str, text: str) -> str:
     return chip + f'<TD ALIGN="LEFT">{html(text)}</TD>'
 
 
-def legend_table() -> str:
-    """The colour legend as one row of chips (an HTML-like table, for a graph label)."""
-    chips = [_chip(FILL[k], BORDER, t) for k, t in LEGEND]
-    chips += [_chip("#ffffff", MARK[m][0], t) for m, t in (("created", "new"), ("mutated", "changed in place"))]
-    chips.append(f'<TD><FONT COLOR="{ROW_COLOR["stale"]}">red: stale</FONT></TD>')
-    return f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1"><TR>{"".join(chips)}</TR></TABLE>'
+def _sample(colour: str, sample: str, text: str) -> str:
+    """A legend entry written as text: the sample (glyph or line) in its colour, then what it means."""
+    return f'<FONT COLOR="{colour}"><B>{html(sample)}</B></FONT> {html(text)}'
 
 
-def _graph_label(title: str | None, legend: bool) -> str | None:
+def _legend_line(entries: list[str]) -> str:
+    return f'<TR><TD ALIGN="LEFT">{"   ".join(entries)}</TD></TR>'
+
+
+def _used(sc: Scene) -> tuple[set[str], set[str]]:
+    """The marks on the boxes of ``sc``, and the line styles (``kind``, ``kind-mark``) of its arrows."""
+    marks = {m for b in sc.boxes for m in b.marks}
+    lines = set()
+    for link in sc.links:
+        styled = [f"{link.kind}-{m}" for m in link.marks if f"{link.kind}-{m}" in LINES]
+        lines.add(styled[0] if styled else link.kind)
+    return marks, lines
+
+
+def legend_table(sc: Scene | None = None) -> str:
+    """The legend as an HTML-like table for a graph label: fills, then marks (by their glyphs) and
+    line styles, only those ``sc`` uses when a scene is given (all of them otherwise)."""
+    chips = "".join(_chip(FILL[k], BORDER, t) for k, t in LEGEND)
+    body = f'<TR><TD ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1"><TR>{chips}</TR></TABLE></TD></TR>'
+    marks, kinds = _used(sc) if sc is not None else (set(MARKS), set(LINES))
+    shown = [(k, m) for k, m in MARKS.items() if k in marks]
+    for i in range(0, len(shown), 4):
+        body += _legend_line([_sample(m.color, m.sample, m.label) for _, m in shown[i : i + 4]])
+    used = [s for k, s in LINES.items() if k in kinds]
+    for i in range(0, len(used), 3):
+        body += _legend_line([_sample(s.color, s.sample, s.label) for s in used[i : i + 3]])
+    return f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">{body}</TABLE>'
+
+
+def _graph_label(title: str | None, legend: bool, sc: Scene | None = None) -> str | None:
     rows = []
     if title:
         rows.append(f'<TR><TD ALIGN="LEFT"><B>{html(title, 100)}</B></TD></TR>')
     if legend:
-        rows.append(f'<TR><TD ALIGN="LEFT">{legend_table()}</TD></TR>')
+        rows.append(f'<TR><TD ALIGN="LEFT">{legend_table(sc)}</TD></TR>')
     if not rows:
         return None
     return f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(rows)}</TABLE>'
@@ -194,7 +326,7 @@ def _graph_label(title: str | None, legend: bool) -> str | None:
 def _header(rankdir: str, label: str | None, bg: str) -> list[str]:
     lines = [
         "digraph gradtrace {",
-        f'  graph [rankdir={rankdir} fontname="{FONT}" fontsize=12 nodesep=0.25 ranksep=0.45',
+        f'  graph [rankdir={rankdir} fontname="{FONT}" fontsize=12 nodesep=0.25 ranksep=0.3',
         f'         bgcolor="{bg}"];',
         f'  node [shape=plain fontname="{FONT}" fontsize=12 margin=0];',
         f'  edge [fontname="{FONT}" fontsize=10];',
@@ -221,7 +353,7 @@ def scene_dot(
     boxes: Iterable[str] | None = None,
 ) -> str:
     """DOT for a scene; ``boxes`` replaces each box statement (the film passes its own)."""
-    lines = _header(rankdir, _graph_label(title, legend), bg)
+    lines = _header(rankdir, _graph_label(title, legend, sc), bg)
     name_boxes = [b for b in sc.boxes if b.group == "name"]
     if name_boxes:
         lines.append('  subgraph cluster_names { id="gt-names" label="names" style="rounded,dashed" color="#adb5bd";')
@@ -242,11 +374,15 @@ def step_dot(
     names: bool = True,
     legend: bool = True,
     title: bool = True,
-    show_attrs: bool = True,
+    show_attrs: bool = False,
     show_saved: bool = True,
     rankdir: str = "LR",
 ) -> str:
-    """The picture of one step as DOT source (deterministic bytes)."""
+    """The picture of one step as DOT source (deterministic bytes).
+
+    ``show_attrs`` adds each node's attributes (``exponent=2``, PyTorch's internal
+    ``mat2_sym_sizes`` and the like) to its box; they are always in the details.
+    """
     sc = scene(step, names=names, show_attrs=show_attrs, show_saved=show_saved)
     head = f"step {step.index}, line {step.lineno}: {step.code}" if title else None
     return scene_dot(sc, rankdir=rankdir, title=head, legend=legend)

@@ -8,14 +8,16 @@ laid out **once**, in one SVG, so an object keeps its place for the whole trace
 revealing, highlighting and fading elements and swapping the text of their rows.
 Each box's rows are laid out with the longest text that row ever shows.
 
-Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 1)::
+Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
 
     {
-      "schema": "gradtrace.film", "version": 1,
-      "title": str, "filename": str, "source": str,
+      "schema": "gradtrace.film", "version": 2,
+      "title": str,                 # never a temporary file's path ("your code" for a cell)
+      "filename": str, "source": str,
       "svg": str,                   # one <svg>; every element group has an id:
                                     #   "gt-t1" tensor, "gt-n1" node, "gt-name1" name,
                                     #   "gt-e-<kind>-<tail>-<head>" arrow, "gt-names" names panel
+      "sheets": [str, ...],         # the <svg> of each layout (a long loop is laid out by place)
       "elements": {dom id: {"group": "tensor"|"node"|"acc"|"name"|"edge", "label": str}},
       "rows": [[[text, row class], ...], ...],   # distinct box contents, stored once
       "frames": [                   # distinct pictures, stored once
@@ -23,22 +25,50 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 1)::
          "classes": {dom id: "gt-box gt-tensor gt-k-leaf gt-m-created"},
          "texts": {dom id: index into "rows"}}
       ],
-      "details": [{...}, ...],      # distinct object details, stored once
+      "details": [{...}, ...],      # distinct object details, stored once (node attributes live here)
       "steps": [
-        {"index": int, "lineno": int, "code": str, "frame": index into "frames",
-         "events": [sentence, ...], "predictions": [sentence, ...],
-         "reverse": [line, ...] (a backward() step's reverse pass in numbers),
+        {"index": int, "lineno": int, "code": str, "sheet": int, "frame": index into "frames",
+         "events": [sentence, ...],       # what the step did (an error is not repeated here)
+         "prediction": sentence or null,  # the one backward() failure to expect, only when the
+                                          #   next backward() goes through a stale saved value
+         "predictions": [sentence],       # the same, as a list of at most one (version 1 readers)
+         "explanation": str or null,      # the error of this step in plain words (what happened,
+                                          #   why, where it was changed, how to fix it, and last
+                                          #   PyTorch's own message), or null
+         "culprits": [dom id, ...],       # the objects that explanation names (drawn gt-m-culprit)
+         "reverse": [line, ...],          # a backward() step's reverse pass in numbers
+         "flow": [                        # the same reverse pass node by node, in engine order
+           {"node": dom id,               #   the node the engine ran ("gt-n3")
+            "text": str,                  #   its lines of "reverse", e.g.
+                                          #   "n3 PowBackward0: gets 1\nsends to n2: 1 · (3 · 42²) = 5292"
+            "edges": {edge dom id: str},  #   the gradient sent along each arrow ("5292")
+            "grads": {tensor dom id: str}}  # the .grad it filled in ("5376")
+         ],
          "details": {dom id: index into "details"}}
       ],
-      "backward": [{"step": i, "before": j}],   # positions in "steps": a backward() and the step before it
+      "backward": [{"step": i, "before": j,       # positions in "steps": a backward() and the step before it
+                    "diff": {"freed": [dom id, ...],        # nodes (and saved-value arrows) it freed
+                             "grad": {dom id: "old → new"},  # each .grad it changed
+                             "kept": [dom id, ...]}}],      # non-leaf tensors whose .grad retain_grad() kept
       "legend": [{"class": "gt-k-leaf", "label": "leaf tensor", "fill": "#cfe2ff"}, ...],
-      "marks": [{"class": "gt-m-created", "label": ..., "color": ...}, ...],
-      "error": sentence or null, "steps_unrecorded": int
+      "marks": [{"class": "gt-m-stale", "label": ..., "color": light, "dark": dark, "glyph": "⚠" or "",
+                 "pen": "solid"|"dashed"|"dotted"}, ...],   # "created" has no glyph: a thick border
+      "lines": [{"class": "gt-e-saved gt-m-freed", "label": ..., "color": ..., "dark": ...,
+                 "pen": "solid"|"dashed"|"dotted"|"bold", "end": "normal"|"odot"|"tee", "sample": "╌╌○"}, ...],
+      "error": sentence or null, "error_step": position in "steps" of the step that raised, or null,
+      "steps_unrecorded": int
     }
+
+Version 2 added ``prediction``, ``explanation``, ``culprits``, ``flow``,
+``backward[].diff``, ``lines``, ``error_step`` and the marks' ``dark``, ``glyph``
+and ``pen``; an error is no longer one of its step's ``events`` (it is
+``error``, shown once, with ``explanation`` under it); ``predictions`` holds at
+most the one relevant prediction.
 
 Row classes are ``head``, ``freed``, ``stale``, ``grad`` or empty; box classes are
 ``gt-box``, ``gt-<group>``, ``gt-k-<kind>`` and one ``gt-m-<mark>`` per mark
-(``created``, ``mutated``, ``stale``, ``freed``, ``grad``, ``moved``, ``unnamed``).
+(``culprit``, ``created``, ``mutated``, ``stale``, ``freed``, ``grad``, ``moved``,
+``unnamed``); each mark's glyph is also written before the box's head row.
 A detail is ``{"type": "tensor"|"node"|"name", "id", "title", "fields": [[label, text], ...]}``
 with every learner-provided string as plain text (the front end shows it with
 ``textContent``, never as markup).
@@ -47,29 +77,23 @@ with every learner-provided string as plain text (the front end shows it with
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..model import FREED, NodeInfo, Step, TensorInfo, Trace
-from .dot import FILL, LEGEND, MARK, box_classes, scene_dot
+from ..model import FREED, Backward, Error, NodeInfo, Prediction, Step, TensorInfo, Trace
+from .backward import diff, flow
+from .dot import FILL, LEGEND, LINES, MARKS, box_classes, scene_dot
 from .fold import block_box, block_links, fold, note_box
 from .scene import Box, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
-from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
+from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
 
 __all__ = ["Film", "film", "film_scenes", "film_dot", "SCHEMA"]
 
 SCHEMA = "gradtrace.film"
-MARK_WORDS = {
-    "culprit": "involved in this step's error",
-    "created": "new this step",
-    "mutated": "changed in place",
-    "stale": "holds a stale saved value",
-    "freed": "saved values freed",
-    "grad": ".grad changed",
-    "moved": "name (re)bound",
-}
+VERSION = 2
 
 
 class Film(dict[str, Any]):
@@ -122,7 +146,7 @@ def _name_keys(trace: Trace) -> dict[str, str]:
     return keys
 
 
-def film_scenes(trace: Trace) -> list[Scene]:
+def film_scenes(trace: Trace, show_attrs: bool = False) -> list[Scene]:
     """One scene per step, with name boxes keyed the same way in every step.
 
     When any step holds more than :data:`FILM_MAX_NODES` objects, every step
@@ -132,8 +156,8 @@ def film_scenes(trace: Trace) -> list[Scene]:
     """
     keys = _name_keys(trace)
     if not _is_big(trace):
-        return [scene(step, name_keys=keys) for step in trace.steps]
-    return [_folded_scene(step, keys) for step in trace.steps]
+        return [scene(step, name_keys=keys, show_attrs=show_attrs) for step in trace.steps]
+    return [_folded_scene(step, keys, show_attrs) for step in trace.steps]
 
 
 #: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
@@ -144,9 +168,9 @@ def _is_big(trace: Trace) -> bool:
     return any(len(s.tensors) + len(s.nodes) > FILM_MAX_NODES for s in trace.steps)
 
 
-def _folded_scene(step: Step, keys: dict[str, str]) -> Scene:
+def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool = False) -> Scene:
     plan = fold(step, max_nodes=FILM_MAX_NODES)
-    sc = scene(plan.step, name_keys=keys)
+    sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs)
     extra = [block_box(b) for b in plan.blocks]
     note = note_box(plan)
     if note is not None:
@@ -179,9 +203,9 @@ def union(scenes: list[Scene]) -> Scene:
     return Scene(tuple(_widest(boxes[k]) for k in names + others), tuple(links.values()))
 
 
-def film_dot(trace: Trace) -> str:
+def film_dot(trace: Trace, show_attrs: bool = False) -> str:
     """The DOT source of the film's one layout."""
-    return scene_dot(union(film_scenes(trace)), bg="transparent")
+    return scene_dot(union(film_scenes(trace, show_attrs)), bg="transparent")
 
 
 def _tensor_detail(step: Step, t: TensorInfo) -> dict[str, Any]:
@@ -310,9 +334,124 @@ def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], 
     return sheets or [""], elements, sheet_of
 
 
-def film(trace: Trace, *, title: str | None = None) -> Film:
-    """The film of ``trace`` (see the module docstring for the format). Lays out once (or once a sheet)."""
-    scenes = film_scenes(trace)
+def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tuple[str, ...]]:
+    """The plain-words explanation of ``error`` and the ids it names (None when it is not recognised)."""
+    try:
+        from ..explain.errors import explain_error
+    except ImportError:  # the explain layer is absent
+        return None, ()
+    last = trace.steps[-1] if trace.steps else None
+    try:
+        e = explain_error(error, trace if step is last and trace.final is None else step)
+    except Exception:  # an explanation must never stop a film
+        return None, ()
+    culprits = tuple(k for k in e.culprits if k in step.tensors or k in step.nodes)
+    if not e.recognised:
+        return None, culprits
+    title = e.title if e.title.endswith((".", "!", "?")) else f"{e.title}."
+    lines = [title, f"What happened: {e.what}", f"Why: {e.why}"]
+    if e.code is not None:
+        lines.append(f"Changed at line {e.line}: {clean(e.code)}")
+    lines.append(f"Fix: {e.fix}")
+    said = e.message.splitlines()[0] if e.message else ""
+    lines.append(f"PyTorch's message: {clean(e.error_type)}: {clean(said)}")  # shown here, once
+    return "\n".join(lines), culprits
+
+
+def _reach(step: Step, start: str | None) -> set[str]:
+    """The nodes a backward() from node ``start`` walks through."""
+    seen: set[str] = set()
+    todo = [start] if start else []
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in step.nodes:
+            continue
+        seen.add(nid)
+        todo.extend(e.node for e in step.nodes[nid].inputs if e is not None)
+    return seen
+
+
+def _next_backward(trace: Trace) -> list[set[str] | None]:
+    """For each step, the nodes the next later ``backward()`` walks through (None when none follows)."""
+    out: list[set[str] | None] = [None] * len(trace.steps)
+    upcoming: set[str] | None = None
+    for i in range(len(trace.steps) - 1, -1, -1):
+        out[i] = upcoming
+        step = trace.steps[i]
+        calls = step.events_of("backward")
+        if calls:
+            upcoming = set()
+            for call in calls:
+                assert isinstance(call, Backward)
+                root = step.tensors.get(call.root or "")
+                upcoming |= _reach(step, call.root_node or (root.grad_fn if root is not None else None))
+    return out
+
+
+def _prediction(step: Step, upcoming: set[str] | None) -> Prediction | None:
+    """The one prediction worth showing: about the next backward(), or, if none follows, a named root's."""
+    if step.events_of("error"):
+        return None  # the error itself is shown
+    for p in step.predictions:
+        if upcoming is not None and p.node in upcoming:
+            return p
+    if upcoming is None:
+        return next((p for p in step.predictions if step.names_of(p.root)), None)
+    return None
+
+
+def _dom_of(own: dict[str, str]) -> Callable[[str], str]:
+    """Object id -> DOM id for one step (``own`` maps a drawn key to the object it shows)."""
+    drawn = {obj: key for key, obj in own.items()}
+
+    def dom(obj: str) -> str:
+        return "gt-" + drawn.get(obj, obj)
+
+    return dom
+
+
+def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, str], upcoming: set[str] | None,
+                tables: tuple[_Table, _Table, _Table]) -> dict[str, Any]:
+    rows, frames, details = tables
+    dom = _dom_of(own)
+    explanation: str | None = None
+    culprits: tuple[str, ...] = ()
+    for error in step.events_of("error"):
+        assert isinstance(error, Error)
+        explanation, culprits = _explained(trace, step, error)
+    predicted = _prediction(step, upcoming)
+    prediction = None if predicted is None else prediction_words(step, predicted)
+    return {
+        "index": step.index,
+        "lineno": step.lineno,
+        "code": step.code,
+        "sheet": sheet,
+        "frame": frames.ref(_frame(sc, rows)),
+        "events": [event_words(step, e) for e in step.events if not isinstance(e, Error)],
+        "prediction": prediction,
+        "predictions": [] if prediction is None else [prediction],
+        "explanation": explanation,
+        "culprits": [dom(k) for k in culprits],
+        "reverse": [clean(line) for line in reverse_pass(step)],
+        "flow": flow(step, dom),
+        "details": _details(step, sc, details, own),
+    }
+
+
+def _backward(trace: Trace, back: list[dict[str, str]]) -> list[dict[str, Any]]:
+    return [
+        {"step": i, "before": i - 1, "diff": diff(s, _dom_of(back[i]))}
+        for i, s in enumerate(trace.steps)
+        if i and s.events_of("backward")
+    ]
+
+
+def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) -> Film:
+    """The film of ``trace`` (see the module docstring for the format). Lays out once (or once a sheet).
+
+    Node attributes are in each node's details; ``show_attrs`` also draws them in the boxes.
+    """
+    scenes = film_scenes(trace, show_attrs)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
     u = union(scenes)
     if len(u.boxes) > FILM_MAX_NODES:  # a loop's new objects: lay out by place, a sheet per distinct picture
@@ -322,33 +461,24 @@ def film(trace: Trace, *, title: str | None = None) -> Film:
     else:
         sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
         elements, sheet_of = _elements(u), [0] * len(scenes)
-    rows, frames, details = _Table(), _Table(), _Table()
-    steps = []
-    for step, sc, sheet, own in zip(trace.steps, drawn, sheet_of, back, strict=True):
-        steps.append(
-            {
-                "index": step.index,
-                "lineno": step.lineno,
-                "code": step.code,
-                "sheet": sheet,
-                "frame": frames.ref(_frame(sc, rows)),
-                "events": [event_words(step, e) for e in step.events],
-                "predictions": [prediction_words(step, p) for p in step.predictions],
-                "reverse": [clean(line) for line in reverse_pass(step)],
-                "details": _details(step, sc, details, own),
-            }
-        )
-    backward = [{"step": i, "before": i - 1} for i, s in enumerate(trace.steps) if i and s.events_of("backward")]
-    error = None
+    tables = (_Table(), _Table(), _Table())
+    upcoming = _next_backward(trace)
+    steps = [
+        _step_entry(trace, step, sc, sheet, own, ahead, tables)
+        for step, sc, sheet, own, ahead in zip(trace.steps, drawn, sheet_of, back, upcoming, strict=True)
+    ]
+    error, error_step = None, None
     if trace.error is not None:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
         error = f"{clean(e.type)}{where}: {clean(e.message)}"
+        error_step = next((i for i, s in enumerate(trace.steps) if s.events_of("error")), None)
+    rows, frames, details = tables
     return Film(
         {
             "schema": SCHEMA,
-            "version": 1,
-            "title": title if title is not None else trace.filename,
+            "version": VERSION,
+            "title": title if title is not None else shown_filename(trace.filename),
             "filename": trace.filename,
             "source": trace.source,
             "svg": sheets[0],
@@ -358,10 +488,25 @@ def film(trace: Trace, *, title: str | None = None) -> Film:
             "frames": frames.rows,
             "details": details.rows,
             "steps": steps,
-            "backward": backward,
+            "backward": _backward(trace, back),
             "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
-            "marks": [{"class": f"gt-m-{m}", "label": MARK_WORDS[m], "color": MARK[m][0]} for m in MARK],
+            "marks": [
+                {"class": f"gt-m-{m}", "label": st.label, "color": st.color, "dark": st.dark, "glyph": st.glyph,
+                 "pen": st.pen}
+                for m, st in MARKS.items()
+            ],
+            "lines": [
+                {"class": _line_class(key), "label": st.label, "color": st.color, "dark": st.dark, "pen": st.pen,
+                 "end": st.end, "sample": st.sample}
+                for key, st in LINES.items()
+            ],
             "error": error,
+            "error_step": error_step,
             "steps_unrecorded": trace.steps_unrecorded,
         }
     )
+
+
+def _line_class(key: str) -> str:
+    kind, _, mark = key.partition("-")
+    return f"gt-e-{kind}" + (f" gt-m-{mark}" if mark else "")

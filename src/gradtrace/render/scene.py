@@ -7,8 +7,16 @@ one :class:`Box` per Python name, tensor object and backward node, each with its
 text rows and the marks the step put on it (``created``, ``mutated``, ...), and
 the edges between them. ``dot.py`` turns a scene into DOT; ``film.py`` builds
 one scene per step and lays out their union once. All learner text in a box is
-already passed through :func:`~gradtrace.render.words.clean` and cut to
-``limit`` characters; escaping for DOT happens in ``dot.py``.
+already passed through :func:`~gradtrace.render.words.clean` and fitted to
+``limit`` characters between words; escaping for DOT happens in ``dot.py``.
+
+A tensor box is headed by the names that refer to it, then its id
+(``x · t2 leaf v0``); a node box by its id and op (``n1 PowBackward0``, the way
+the reverse pass names it). Each mark the step put on a box is also written as
+a glyph before its head (:data:`GLYPH`) or drawn with its own pen (a new
+object's thick border, a rebound name's thick arrow), so no mark relies on colour alone.
+Node attributes (``exponent=2``, ``mat2_sym_sizes=...``) are internal and left
+out unless ``show_attrs`` asks for them.
 """
 
 from __future__ import annotations
@@ -16,12 +24,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model import ALIVE, FREED, Backward, Bind, Create, Error, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
-from .words import clean, op_name, shape_text, summary_text
+from .words import clean, fit, op_name, shape_text, summary_text
 
-__all__ = ["Row", "Box", "Link", "Scene", "scene", "roots"]
+__all__ = ["Row", "Box", "Link", "Scene", "scene", "roots", "GLYPH", "head_text"]
 
-#: Longest text in one row of a box (longer text ends with ``…``).
+#: Longest text in one row of a box (longer text is cut between words and ends with ``…``).
 LIMIT = 40
+
+#: The glyph written before a box's head for each mark the step put on it (strongest first).
+#: ``created`` (a thick border) and ``moved`` (a thick arrow from the name) are told by their pen.
+GLYPH = {
+    "culprit": "✗",
+    "stale": "⚠",
+    "mutated": "✎",
+    "grad": "∇",
+    "freed": "∅",
+}
+
+
+def head_text(marks: tuple[str, ...] | list[str], text: str) -> str:
+    """``text`` after the glyphs of ``marks`` (``✎ x · t2 leaf v1``)."""
+    glyphs = "".join(g for m, g in GLYPH.items() if m in marks)
+    return f"{glyphs} {text}" if glyphs else text
 
 
 @dataclass(frozen=True)
@@ -116,50 +140,66 @@ def culprits(step: Step, error: Error) -> tuple[str, ...]:
     return tuple(k for k in found if k in step.tensors or k in step.nodes)
 
 
+def _fitted(prefix: str, middle: str, suffix: str, limit: int) -> str:
+    """``prefix + middle + suffix`` in ``limit`` characters: only ``middle`` (a value) is shortened."""
+    room = max(limit - len(prefix) - len(suffix), 4)
+    return prefix + fit(middle, room) + suffix
+
+
 def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
-    """``self = t1 42.`` with its state: grey when freed, red when stale."""
+    """``self = t1 42.`` with its state: ``∅ self = t1 (freed)`` greyed (the value is gone),
+    ``⚠ self = t1 42. STALE v0→v1`` red.
+
+    The state words are never cut: when the row is too long, the value is shortened.
+    """
     target = f"{s.tensor} " if s.tensor else ""
-    text = f"{clean(s.name, 16)} = {target}{summary_text(s.value, 16)}"
+    name = f"{clean(s.name, 16)} = {target}"
+    value = summary_text(s.value, 16)
     if s.state == ALIVE:
-        return Row(clean(text, limit))
+        return Row(_fitted(name, value, "", limit))
     if s.state == FREED:
-        return Row(clean(text + " (freed)", limit), "freed")
-    return Row(clean(f"{text} STALE v{s.saved_version}->v{s.version}", limit), "stale")
+        return Row(fit(f"{GLYPH['freed']} {name}(freed)", limit), "freed")
+    return Row(_fitted(f"{GLYPH['stale']} {name}", value, f" STALE v{s.saved_version}→v{s.version}", limit), "stale")
 
 
-def node_rows(node: NodeInfo, show_attrs: bool = True, show_saved: bool = True, limit: int = LIMIT) -> list[Row]:
-    rows = [Row(f"{node.id} {op_name(node.name)}", "head")]
+def node_rows(
+    node: NodeInfo, show_attrs: bool = False, show_saved: bool = True, limit: int = LIMIT, marks: tuple[str, ...] = ()
+) -> list[Row]:
+    rows = [Row(fit(head_text(marks, f"{node.id} {op_name(node.name)}"), limit), "head")]
     if show_attrs:
-        rows += [Row(clean(f"{clean(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
+        rows += [Row(fit(f"{clean(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
     if show_saved:
         rows += [saved_row(s, limit) for s in node.saved]
-    return [Row(clean(r.text, limit), r.cls) for r in rows]
+    return rows
 
 
-def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = LIMIT) -> list[Row]:
+def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = LIMIT,
+                marks: tuple[str, ...] = ()) -> list[Row]:
+    """A tensor's rows; ``title`` (the names that refer to it) comes first, the id second."""
     t = step.tensors[tid]
-    head = f"{title} {tid}" if title else tid
+    head = f"{title} · {tid}" if title else tid
     grad_cls = "grad" if t.grad is not None else ""
     return [
-        Row(clean(f"{head} {kind} v{t.version}", limit), "head"),
-        Row("data " + summary_text(t.value, limit - 5)),
-        Row("grad " + summary_text(t.grad, limit - 5), grad_cls),
-        Row(clean(f"{t.dtype} {shape_text(t.shape)}", limit)),
+        Row(fit(head_text(marks, f"{head} {kind} v{t.version}"), limit), "head"),
+        Row("data " + fit(summary_text(t.value), limit - 5)),
+        Row("grad " + fit(summary_text(t.grad), limit - 5), grad_cls),
+        Row(fit(f"{t.dtype} {shape_text(t.shape)}", limit)),
     ]
 
 
-def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], titled: bool, limit: int) -> Box:
+def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], panel: bool, limit: int) -> Box:
     t = step.tensors[tid]
     kind = "root" if tid in out else t.kind
     names = step.names_of(tid)
-    title = clean(", ".join(names), 20) if titled and names else ""
-    extra = [] if names or titled else ["unnamed"]
-    return Box(tid, "tensor", kind, tuple(tensor_rows(step, tid, t.kind, title, limit)), tuple(marks + extra), tid)
+    title = fit(", ".join(clean(n) for n in names), 20) if names else ""
+    extra = ["unnamed"] if panel and not names else []  # only the graph holds it
+    rows = tensor_rows(step, tid, t.kind, title, limit, tuple(marks))
+    return Box(tid, "tensor", kind, tuple(rows), tuple(marks + extra), tid)
 
 
 def _node_box(node: NodeInfo, marks: list[str], attrs: bool, saved: bool, limit: int) -> Box:
     group = "acc" if node.is_accumulate else "node"
-    rows = tuple(node_rows(node, attrs, saved, limit))
+    rows = tuple(node_rows(node, attrs, saved, limit, tuple(marks)))
     return Box(node.id, group, "acc" if node.is_accumulate else "op", rows, tuple(marks), node.id)
 
 
@@ -197,7 +237,7 @@ def scene(
     step: Step,
     *,
     names: bool = True,
-    show_attrs: bool = True,
+    show_attrs: bool = False,
     show_saved: bool = True,
     name_keys: dict[str, str] | None = None,
     limit: int = LIMIT,
@@ -206,7 +246,8 @@ def scene(
 
     With ``names`` the Python names get their own boxes (a names panel) with
     arrows to the tensors they name; without, a tensor's names are written in
-    its box. ``name_keys`` fixes the box key of each name (the film keeps keys
+    its box (a tensor's box is headed by its names in both cases). Node
+    attributes are drawn only with ``show_attrs``. ``name_keys`` fixes the box key of each name (the film keeps keys
     stable across steps); by default names are ``name1, name2, ...`` in order.
     """
     marks = _marks(step)
@@ -219,11 +260,12 @@ def scene(
             key = name_keys[name] if name_keys is not None else f"name{i}"
             keys[name] = key
             name_marks = tuple(marks.get("name:" + name, []))
-            boxes.append(Box(key, "name", "name", (Row(clean(name, limit)),), name_marks, name))
+            row = Row(fit(head_text(name_marks, clean(name)), limit))
+            boxes.append(Box(key, "name", "name", (row,), name_marks, name))
             if tid in step.tensors:
                 links.append(Link(key, tid, "name", name_marks))
     for tid in step.tensors:
-        boxes.append(_tensor_box(step, tid, out, marks.get(tid, []), not names, limit))
+        boxes.append(_tensor_box(step, tid, out, marks.get(tid, []), names, limit))
     for node in step.nodes.values():
         boxes.append(_node_box(node, marks.get(node.id, []), show_attrs, show_saved, limit))
     links += _links(step, marks, show_saved)

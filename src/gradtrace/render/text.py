@@ -2,7 +2,9 @@
 
 Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 
-Deterministic (ids and bindings in the model's order, nothing from ``id()``), so
+A tensor is named first by the Python names that refer to it, then by its id
+(``x · t1``); a tensor no name refers to by its id alone. Deterministic (ids and
+bindings in the model's order, nothing from ``id()``), so
 tests compare it exactly against golden files. It reads as::
 
     step 2, line 2: x2 = x ** 2
@@ -10,8 +12,8 @@ tests compare it exactly against golden files. It reads as::
       x  -> t1
       x2 -> t2
     tensors
-      t1  leaf     float32 ()  v0  grad_fn None  value 42.  grad -
-      t2  nonleaf  float32 ()  v0  grad_fn n1    value 1764.  grad -
+      x · t1   leaf     float32 ()  v0  grad_fn None  value 42.  grad -
+      x2 · t2  nonleaf  float32 ()  v0  grad_fn n1    value 1764.  grad -
     nodes
       n1  PowBackward0  inputs n2[0]  attrs exponent=2
           saved self: t1 = 42. (alive)
@@ -24,7 +26,7 @@ tests compare it exactly against golden files. It reads as::
 from __future__ import annotations
 
 from ..model import ALIVE, FREED, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
-from .words import clean, event_words, op_name, prediction_words, shape_text, summary_text
+from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
 
 __all__ = ["reverse_pass", "step_text", "trace_text"]
 
@@ -41,7 +43,13 @@ def _table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _tensor_row(t: TensorInfo) -> list[str]:
+def _tensor_label(step: Step, t: TensorInfo) -> str:
+    """``x · t1``: the names that refer to the tensor, then its id."""
+    names = step.names_of(t.id)
+    return f"{', '.join(clean(n) for n in names)} · {t.id}" if names else t.id
+
+
+def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
     extras = []
     if t.device != "cpu":
         extras.append(f"device {clean(t.device)}")
@@ -53,7 +61,7 @@ def _tensor_row(t: TensorInfo) -> list[str]:
     if extras:
         tail += "  " + "  ".join(extras)
     return [
-        t.id,
+        _tensor_label(step, t),
         t.kind,
         clean(t.dtype),
         shape_text(t.shape),
@@ -101,7 +109,7 @@ def step_text(step: Step) -> str:
     frame = "" if step.frame in ("", "<module>") else f" in {clean(step.frame)}"
     lines = [f"step {step.index}, line {step.lineno}{frame}: {clean(step.code)}"]
     lines += ["names"] + (_names_lines(step) or ["  (none)"])
-    lines += ["tensors"] + (_table([_tensor_row(t) for t in step.tensors.values()]) or ["  (none)"])
+    lines += ["tensors"] + (_table([_tensor_row(step, t) for t in step.tensors.values()]) or ["  (none)"])
     lines.append("nodes")
     for node in step.nodes.values():
         lines += _node_lines(node)
@@ -141,7 +149,7 @@ def _final_grads(trace: Trace) -> list[str]:
 def trace_text(trace: Trace) -> str:
     """Every step of ``trace`` as text, then how the program ended."""
     plural = "" if len(trace.steps) == 1 else "s"
-    parts = [f"trace of {clean(trace.filename)}: {len(trace.steps)} step{plural}\n"]
+    parts = [f"trace of {shown_filename(trace.filename)}: {len(trace.steps)} step{plural}\n"]
     parts += [step_text(s) for s in trace.steps]
     tail = _final_grads(trace)
     if trace.steps_unrecorded:
@@ -149,7 +157,11 @@ def trace_text(trace: Trace) -> str:
     if trace.error is not None:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
-        tail.append(f"stopped by {clean(e.type)}{where}: {clean(e.message)}")
+        shown = next((s.index for s in trace.steps if s.events_of("error")), None)
+        if shown is None:
+            tail.append(f"stopped by {clean(e.type)}{where}: {clean(e.message)}")
+        else:  # the message is in that step's events: not twice
+            tail.append(f"stopped by {clean(e.type)}{where} (step {shown})")
     if tail:
         parts.append("\n".join(tail) + "\n")
     return "\n".join(parts)

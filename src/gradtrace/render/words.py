@@ -30,6 +30,8 @@ from ..model import (
 
 __all__ = [
     "clean",
+    "fit",
+    "shown_filename",
     "op_name",
     "shape_text",
     "summary_text",
@@ -63,6 +65,41 @@ def clean(text: object, limit: int | None = None) -> str:
     if limit is not None and len(result) > limit:
         result = result[: max(limit - 1, 0)] + "…"
     return result
+
+
+def fit(text: object, limit: int) -> str:
+    """``text`` cleaned and, when longer than ``limit``, cut **between words** and ended with ``…``.
+
+    A word is cut only when it alone is longer than half the room (a long number or
+    identifier); short words are never split (no ``ran the`` / ``m:``).
+    """
+    s = clean(text)
+    if len(s) <= limit:
+        return s
+    head = s[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:·=") + "…"
+
+
+def shown_filename(filename: str) -> str:
+    """How a program's file is named in titles: its base name, never a temporary directory's path.
+
+    A notebook cell or a string of code is run from a file the learner never made
+    (``/tmp/ipykernel_41/1234.py``); such a file is called ``your code``.
+    """
+    import os
+    import tempfile
+
+    if filename.startswith("<") and filename.endswith(">"):
+        return "your code"
+    norm = os.path.normpath(filename)
+    temp = os.path.normpath(tempfile.gettempdir())
+    base = os.path.basename(norm) or norm
+    if norm.startswith(temp + os.sep) or "ipykernel_" in norm or base.startswith("tmp"):
+        return "your code"
+    return clean(base)
 
 
 def op_name(name: str) -> str:

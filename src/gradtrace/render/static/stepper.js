@@ -294,6 +294,7 @@ function eventsPanel() {
   const el = h("div", "gt-what");
   const events = h("ul", "gt-events");
   const explanation = h("p", "gt-explanation gt-off");
+  explanation.tabIndex = 0; // it may scroll: the keyboard can reach it
   const warnings = h("ul", "gt-predictions");
   el.append(events, explanation, warnings);
   el.setAttribute("aria-live", "polite");
@@ -359,7 +360,8 @@ function legendPanel(film) {
   };
   for (const item of film.legend || []) add(chip(`node gt-box ${item.class}`, "box"), item.label);
   for (const item of film.marks || []) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
-  for (const [cls, label] of LINES) add(chip(`edge gt-edge ${cls}`, "line"), label);
+  const lines = Array.isArray(film.lines) && film.lines.length ? film.lines.map((l) => [l.class, l.label]) : LINES;
+  for (const [cls, label] of lines) add(chip(`edge gt-edge ${cls}`, "line"), label);
   return box;
 }
 
@@ -430,13 +432,14 @@ function detailsPopover(onClose) {
 
 // ------------------------------------------------------------------ what a step is
 
-const NAME_EDGE = /^gt-e-name-(.+)-([^-]+)$/;
-
-function nameTargets(frame) {
+// Which tensor each name refers to at a step (by the objects' own ids, read off the names' details).
+function nameTargets(film, step) {
   const out = new Map();
-  for (const id of frame.visible) {
-    const m = NAME_EDGE.exec(id);
-    if (m) out.set(m[1], m[2]);
+  for (const ref of Object.values(step.details || {})) {
+    const d = film.details[ref];
+    if (!d || d.type !== "name") continue;
+    const field = d.fields.find((f) => f[0] === "names");
+    if (field) out.set(d.id, field[1]);
   }
   return out;
 }
@@ -448,7 +451,7 @@ export function eventKinds(film) {
   let before = new Map();
   return steps.map((step, i) => {
     const frame = film.frames[step.frame];
-    const now = nameTargets(frame);
+    const now = nameTargets(film, step);
     if (Array.isArray(step.kinds)) {
       before = now;
       return new Set(step.kinds);
@@ -459,7 +462,7 @@ export function eventKinds(film) {
     }
     if (Object.values(frame.classes).some((c) => /\bgt-m-mutated\b/.test(c))) kinds.add("mutate");
     if (backward.has(i) || step.events.some((e) => /^backward\(\)/.test(e))) kinds.add("backward");
-    if ((step.culprits && step.culprits.length) || step.explanation || (i === steps.length - 1 && film.error)) {
+    if ((step.culprits && step.culprits.length) || step.explanation || i === errorStep(film)) {
       kinds.add("error");
     }
     before = now;
@@ -757,11 +760,21 @@ function warningsOf(film, step, last) {
   } else if (step.predictions.length) {
     out.push(step.predictions[step.predictions.length - 1]);
   }
-  if (last && film.error && !step.explanation && !step.events.some((e) => e.includes(film.error))) {
-    out.push(`stopped: ${film.error}`);
-  }
   if (last && film.steps_unrecorded) out.push(`${film.steps_unrecorded} more steps ran but were not recorded`);
   return out;
+}
+
+// Position of the step that raised (film version 2 says; version 1: the last step).
+function errorStep(film) {
+  if (!film.error) return -1;
+  return Number.isInteger(film.error_step) ? film.error_step : (film.steps || []).length - 1;
+}
+
+// The error, once: its sentence (unless the explanation already quotes PyTorch's message) and the plain words.
+function errorWords(film, step) {
+  const message = film.error.replace(/^[^:]*: /, "").split("\n")[0];
+  const quoted = step.explanation && message && step.explanation.includes(message);
+  return [quoted ? null : `stopped: ${film.error}`, step.explanation || null].filter(Boolean).join("\n\n");
 }
 
 // The last node of the reverse pass (where the paths meet and .grad is written).
@@ -977,7 +990,7 @@ export function mount(el, film, options = {}) {
     b.leave.disabled = loop.leave === null;
     b.walk.disabled = !flowOf(step).length;
     b.diff.disabled = !pairs.length;
-    b.before.classList.toggle("gt-off", !state.diff);
+    b.before.disabled = !state.diff;
     const pressed = { walk: state.sub >= 0, diff: state.diff, before: state.before, text: state.text,
       present: state.present };
     for (const [k, on] of Object.entries(pressed)) b[k].setAttribute("aria-pressed", on ? "true" : "false");
@@ -1024,9 +1037,10 @@ export function mount(el, film, options = {}) {
     renderControls(step);
     v.code.show(step.lineno);
     renderPicture(step, pair && state.before ? pair.before : state.pos, pair);
-    // with a plain-words explanation (which quotes PyTorch's message), the message is not repeated
-    const events = step.explanation && film.error ? step.events.filter((e) => !e.includes(film.error)) : step.events;
-    v.what.show({ events, explanation: step.explanation || null,
+    const failed = state.pos === errorStep(film);
+    // the error is said once, in the explanation box (a version 1 film also lists it among the events)
+    const events = failed ? step.events.filter((e) => !e.includes(film.error)) : step.events;
+    v.what.show({ events, explanation: failed ? errorWords(film, step) : step.explanation || null,
       warnings: warningsOf(film, step, state.pos === n - 1) });
     renderDetails(step);
   }
