@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -350,3 +351,296 @@ def test_demo(tmp_path):
 def test_demo_out_is_a_file(tmp_path):
     (tmp_path / "d").write_text("file")
     assert "not a folder" in one_clear_line(gradtrace("demo", "--out", "d", cwd=tmp_path))
+
+
+# ---------------------------------------------------------------- the learner's files are never written over
+CHDIR_SCRIPT = """\
+import os
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+import torch
+x = torch.tensor([3., -1.], requires_grad=True)
+(x * x).sum().backward()
+print(x.grad)
+"""
+
+
+def test_a_script_that_changes_folder_cannot_overwrite_itself(work):
+    sub = work / "sub"
+    sub.mkdir()
+    (sub / "train.py").write_text(CHDIR_SCRIPT)
+    done = gradtrace("run", "sub/train.py", "--json", "train.py", "--html", "t.html", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert (sub / "train.py").read_text() == CHDIR_SCRIPT
+    assert files_in(sub) == ["train.py"]
+    x = torch.tensor([3.0, -1.0], requires_grad=True)
+    (x * x).sum().backward()
+    data = json.loads((work / "train.py").read_text())  # outputs are named from the starting folder
+    assert data["grads"]["x"] == x.grad.tolist()
+    assert (work / "t.html").exists()
+
+
+def test_an_existing_program_or_notebook_is_never_an_output(work):
+    (work / "notes.ipynb").write_text('{"cells": []}')
+    for option, name in (("--json", "forum.py"), ("--html", "notes.ipynb")):
+        line = one_clear_line(gradtrace("run", "marker.py", option, name, cwd=work))
+        assert "never writes over a program or notebook" in line
+    assert (work / "forum.py").read_text() == FORUM and (work / "notes.ipynb").read_text() == '{"cells": []}'
+    assert not (work / "ran.txt").exists()
+
+
+def test_a_module_the_run_imported_is_never_an_output(work):
+    (work / "gen.py").write_text(
+        "from pathlib import Path\n"
+        "Path('made.py').write_text('VALUE = 42\\n')\n"
+        "import made\n"
+        "print(made.VALUE)\n"
+    )
+    done = gradtrace("run", "gen.py", "--json", "made.py", cwd=work)
+    assert done.returncode == 2 and "ran it as Python source" in done.stderr, done.stderr
+    assert (work / "made.py").read_text() == "VALUE = 42\n"
+
+
+@pytest.mark.parametrize("pair", [("--html", "--svg"), ("--json", "--svg")])
+def test_file_and_folder_on_one_path_are_caught_before_running(work, pair):
+    line = one_clear_line(gradtrace("run", "marker.py", pair[0], "out", pair[1], "out", cwd=work))
+    assert "both write out" in line
+    assert not (work / "ran.txt").exists() and not (work / "out").exists()
+
+
+# ---------------------------------------------------------------- python parity
+def _both(work: Path, script: str, *args: str):
+    (work / "s.py").write_text(script)
+    return gradtrace("run", "s.py", *args, cwd=work), python("s.py", cwd=work)
+
+
+def test_builtins_is_the_module_as_in_a_main_run(work):
+    ours, theirs = _both(work, "import builtins\nprint(type(__builtins__).__name__, __builtins__ is builtins)\n")
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout == "module True\n"
+
+
+REDIRECTING = """\
+import sys
+log = open("log.txt", "w")
+sys.stdout = log
+sys.stderr = log
+import torch
+x = torch.tensor(2., requires_grad=True)
+(x ** 3).backward()
+print("grad", x.grad)
+raise ValueError("the script's own error")
+"""
+
+
+def test_the_scripts_streams_get_its_output_and_gradtraces_output_does_not(work):
+    (work / "s.py").write_text(REDIRECTING)
+    python("s.py", cwd=work)
+    plain_log = (work / "log.txt").read_text()
+    (work / "log.txt").unlink()
+    ours = gradtrace("run", "s.py", "--text", "--json", "t.json", cwd=work)
+    assert ours.returncode == 1
+    assert (work / "log.txt").read_text() == plain_log  # its print and its traceback, as plain Python
+    assert "step" not in plain_log and "gradtrace" not in plain_log
+    assert "x.grad" in ours.stdout and "wrote t.json" in ours.stderr
+    assert "Traceback" not in ours.stderr
+
+
+def test_closed_stdout_exits_as_python_does(work):
+    (work / "s.py").write_text(FORUM)
+    closed = ["sh", "-c", 'exec "$@" >&-', "sh"]
+    theirs = subprocess.run([*closed, sys.executable, "s.py"], cwd=work, capture_output=False, text=True,
+                            stderr=subprocess.PIPE, check=False)
+    ours = subprocess.run([*closed, *COMMAND, "run", "s.py", "--text", "--json", "t.json"], cwd=work,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    assert ours.returncode == theirs.returncode, ours.stderr
+    assert "Traceback" not in ours.stderr and "stdout is closed" in ours.stderr
+    assert (work / "t.json").exists()
+
+
+def test_death_by_sigint_matches_python(work):
+    script = ("import os, signal, torch\n"
+              "x = torch.ones(2, requires_grad=True)\n"
+              "y = (x * 2).sum()\n"
+              "os.kill(os.getpid(), signal.SIGINT)\n"
+              "print('not reached')\n")
+    ours, theirs = _both(work, script, "--json", "t.json")
+    assert theirs.returncode == -signal.SIGINT
+    assert ours.returncode == theirs.returncode, ours.stderr
+    assert ours.stderr.startswith(theirs.stderr)  # the same traceback, no gradtrace frame
+    assert json.loads((work / "t.json").read_text())["error"]["type"] == "KeyboardInterrupt"
+
+
+def test_child_processes_get_the_usual_stack_limit(work):
+    script = ("import os, subprocess, torch\n"
+              "x = torch.ones(2, requires_grad=True)\n"
+              "print(subprocess.run(['sh', '-c', 'ulimit -s'], capture_output=True, text=True).stdout.strip())\n"
+              "os.system('ulimit -s')\n"
+              "y = (x * 2).sum()\n"
+              "print(subprocess.check_output('ulimit -s', shell=True, text=True).strip())\n")
+    ours, theirs = _both(work, script)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+
+
+ANOMALY = """\
+import torch
+x = torch.tensor([-1.0, 4.0], requires_grad=True)
+with torch.autograd.detect_anomaly():
+    y = x.sqrt()
+    z = y.sum()
+    z.backward()
+"""
+
+
+def test_anomaly_mode_traces_show_no_gradtrace_frames(work):
+    ours, theirs = _both(work, ANOMALY)
+    assert ours.returncode == theirs.returncode == 1
+    assert "Traceback of forward call" in ours.stderr and "y = x.sqrt()" in ours.stderr
+    assert ours.stderr == theirs.stderr  # the anomaly warning's forward stack and the traceback, as Python's
+
+
+# ---------------------------------------------------------------- SVG pictures
+BIG_LOOP = """\
+import torch
+w = torch.tensor(0.5, requires_grad=True)
+h = torch.tensor(1.0)
+for i in range(40):
+    h = torch.tanh(h * w + 0.1)
+loss = h * h
+loss.backward()
+"""
+
+
+def test_svg_pictures_of_a_big_trace_are_folded(work):
+    (work / "big.py").write_text(BIG_LOOP)
+    done = gradtrace("run", "big.py", "--svg", "pics", "--json", "t.json", cwd=work)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((work / "t.json").read_text())
+    last = data["steps"][-1]
+    objects = len(last["tensors"]) + len(last["nodes"])
+    from gradtrace.render.film import FILM_MAX_NODES
+
+    assert objects > FILM_MAX_NODES  # the trace is big enough to fold
+    pictures = files_in(work / "pics")
+    assert len(pictures) == len(data["steps"])
+    svg = (work / "pics" / pictures[-1]).read_text()
+    drawn = svg.count('class="node')
+    assert 0 < drawn <= FILM_MAX_NODES + 20 < objects  # folded: a bounded picture, not every object
+
+
+def test_svg_folder_holds_only_the_last_runs_pictures(work):
+    (work / "long.py").write_text("import torch\n" + "".join(f"a{i} = torch.ones(1) * {i}\n" for i in range(6)))
+    (work / "short.py").write_text("import torch\nb = torch.ones(2)\n")
+    pics = work / "pics"
+    pics.mkdir()
+    (pics / "notes.txt").write_text("mine")
+    (pics / "step-draft.svg").write_text("mine too")
+    assert gradtrace("run", "long.py", "--svg", "pics", cwd=work).returncode == 0
+    assert len([p for p in files_in(pics) if p.startswith("step-0")]) == 7
+    done = gradtrace("run", "short.py", "--svg", "pics", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert files_in(pics) == ["notes.txt", "step-0001.svg", "step-0002.svg", "step-draft.svg"]
+    assert "b = torch.ones(2)" in (pics / "step-0002.svg").read_text()
+    assert "removed 5" in done.stderr
+
+
+def test_svg_summary_counts_what_was_written(work, tmp_path_factory):
+    real_dot = shutil.which("dot")
+    if real_dot is None:
+        pytest.skip("needs the dot binary")
+    bin_dir = tmp_path_factory.mktemp("bin")
+    count = bin_dir / "count"
+    count.write_text("0")
+    flaky = bin_dir / "dot"
+    flaky.write_text(f'#!/bin/sh\nn=$(cat {count})\necho $((n + 1)) > {count}\n'
+                     f'[ "$n" -ge 3 ] && {{ echo "Error: out of memory" >&2; exit 1; }}\nexec {real_dot} "$@"\n')
+    flaky.chmod(0o755)
+    (work / "five.py").write_text("import torch\n" + "".join(f"a{i} = torch.ones(1) * {i}\n" for i in range(4)))
+    done = gradtrace("run", "five.py", "--svg", "pics", cwd=work, env={"GRADTRACE_DOT": str(flaky)})
+    assert "wrote 3 of 5 pictures" in done.stderr, done.stderr
+    assert "No SVG" not in done.stderr and "no SVG" not in done.stderr
+    assert files_in(work / "pics") == ["step-0001.svg", "step-0002.svg", "step-0003.svg"]
+
+
+INTERRUPTED = """\
+import torch
+w = torch.ones(3, requires_grad=True)
+n = 0
+while n < 100000:
+    y = (w * 2).sum()
+    y.backward()
+    n += 1
+"""
+
+
+def test_interrupts_anywhere_show_no_gradtrace_frames():
+    """Interrupts at many moments, some inside the tracer's own code: the traceback is the script's."""
+    import random
+
+    import gradtrace
+    from gradtrace.cli import learner_traceback
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    rng = random.Random(0)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    seen = 0
+    texts = []
+    try:
+        for _ in range(40):
+            try:
+                signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.005, 0.2))
+                gradtrace.trace_code(INTERRUPTED, {}, filename="/learner/loop.py", max_steps=200)
+            except KeyboardInterrupt as exc:
+                texts.append(learner_traceback(exc))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    for text in texts:
+        frames = [line.strip() for line in text.splitlines() if line.lstrip().startswith("File ")]
+        learner = [i for i, f in enumerate(frames) if f.startswith('File "/learner/loop.py"')]
+        assert learner, text
+        inner = frames[learner[0]:]  # from the script on (the test's own frame called it)
+        assert not any("/gradtrace/" in f or "<string>" in f or "<torch call>" in f for f in inner), text
+        seen += 1
+    assert seen > 30
+
+
+# ---------------------------------------------------------------- packaging metadata
+def _requirements():
+    from packaging.requirements import Requirement  # pytest's own dependency
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = {r.name: r for r in map(Requirement, meta["dependencies"])}
+    extras = {name: {r.name: r for r in map(Requirement, reqs)} for name, reqs in meta["optional-dependencies"].items()}
+    return runtime, extras
+
+
+def test_packaging_metadata():
+    from importlib.metadata import PackageNotFoundError, version
+
+    runtime, extras = _requirements()
+    assert {"torch", "numpy", "graphviz", "graphviz-pure"} <= set(runtime)
+    assert {"ipython", "anywidget", "ipywidgets", "jupyterlab"} <= set(extras["notebook"])
+    torch_spec = runtime["torch"].specifier
+    assert any(s.operator == ">=" for s in torch_spec) and not any(s.operator in ("<", "<=", "==", "~=")
+                                                                   for s in torch_spec)
+    assert [s.operator for s in runtime["graphviz-pure"].specifier] == ["=="]
+    for req in [*runtime.values(), *extras["notebook"].values()]:
+        ops = {s.operator for s in req.specifier}
+        assert ops & {">=", "=="}, f"{req} has no lower bound"
+    assert "<5" in str(extras["notebook"]["jupyterlab"].specifier)  # the extension is built for JupyterLab 4
+    assert "<9" in str(extras["notebook"]["ipywidgets"].specifier)
+    # what is installed here (and tested) is allowed by the metadata
+    for req in [*runtime.values(), *extras["notebook"].values()]:
+        try:
+            installed = version(req.name)
+        except PackageNotFoundError:
+            continue
+        assert req.specifier.contains(installed, prereleases=True), f"{req.name} {installed} is outside {req}"
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "torch is deliberately not upper-bounded" in text and "graphviz-pure is pinned" in text

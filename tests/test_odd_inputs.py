@@ -329,3 +329,183 @@ def test_module_parameters_are_named_by_their_path() -> None:
         assert info.grad is not None
         assert same_tensor(torch.tensor(info.grad.values, dtype=p.dtype), p.grad)
     assert "model.fc.weight" in last.bindings
+
+
+# ---------------------------------------------------------------- objects that cannot be read
+# Each program defines one odd object, then does ordinary autograd; the trace must record
+# every statement (no "tracer failed"), and the gradient it shows is the one PyTorch computes.
+TAIL = (
+    "x = torch.tensor([1.5, -2.0, 0.25], requires_grad=True)\n"
+    "y = (x * x * 3).sum()\n"
+    "y.backward()\n"
+)
+ODD = {
+    "lazy_linear": (
+        "import torch\ntorch.manual_seed(0)\n"
+        "m = torch.nn.LazyLinear(2)\n"
+        "out = m(torch.ones(1, 3)).sum()\n"
+        "out.backward()\n"
+    ),
+    "non_string_key": "import torch\nglobals()[1] = 'one'\nglobals()[(2, 3)] = torch.ones(2)\n",
+    "class_raises": (
+        "import torch\n"
+        "class Odd:\n"
+        "    @property\n"
+        "    def __class__(self):\n"
+        "        raise RuntimeError('no class')\n"
+        "odd = Odd()\n"
+    ),
+    "repr_and_str_raise": (
+        "import torch\n"
+        "class Odd(dict):\n"
+        "    def __repr__(self):\n"
+        "        raise RuntimeError('no repr')\n"
+        "    def __str__(self):\n"
+        "        raise RuntimeError('no str')\n"
+        "class Key(str):\n"
+        "    def __repr__(self):\n"
+        "        raise RuntimeError('no repr')\n"
+        "odd = Odd({Key('k'): torch.zeros(2)})\n"
+    ),
+    "items_raise": (
+        "import torch\n"
+        "class Odd(list):\n"
+        "    def __getitem__(self, i):\n"
+        "        raise RuntimeError('no items')\n"
+        "odd = Odd([torch.zeros(2)])\n"
+    ),
+    "surrogate_name": "import torch\nglobals()['a\\udcff'] = torch.ones(2, requires_grad=True)\n",
+}
+ODD_STATEMENTS = {  # statements each program runs at module level, TAIL included
+    "lazy_linear": 5, "non_string_key": 3, "class_raises": 3, "repr_and_str_raise": 4, "items_raise": 3,
+    "surrogate_name": 2,
+}
+BAD_EXCEPTION = (
+    "import torch\n"
+    "class Odd(Exception):\n"
+    "    def __str__(self):\n"
+    "        raise RuntimeError('no str')\n"
+    "x = torch.tensor([1.5, -2.0], requires_grad=True)\n"
+    "y = (x * x).sum()\n"
+    "raise Odd()\n"
+)
+
+
+def _plain_grad(source: str, name: str = "x") -> torch.Tensor:
+    ns: dict = {}
+    exec(compile(source, "<plain>", "exec"), ns)
+    return ns[name].grad
+
+
+def _shown_grad(trace: gradtrace.Trace, name: str, dtype: torch.dtype) -> torch.Tensor:
+    info = _info(trace, name)
+    assert info.grad is not None and info.grad.values is not None
+    return torch.tensor(info.grad.values, dtype=dtype)
+
+
+def _no_tracer_failure(caught: list) -> None:
+    messages = [str(w.message) for w in caught]
+    assert not any("tracer failed" in m or "stopped recording" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_odd_objects_do_not_stop_the_trace(name: str) -> None:
+    import warnings
+
+    source = ODD[name] + TAIL
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = gradtrace.trace_code(source, {})
+    _no_tracer_failure(caught)
+    assert trace.steps_unrecorded == 0 and len(trace.steps) == ODD_STATEMENTS[name] + 3
+    assert same_tensor(_shown_grad(trace, "x", torch.float32), _plain_grad(source))
+    text = trace.to_text()
+    text.encode("utf-8")  # no lone surrogate reaches the text
+    if name == "lazy_linear":
+        plain: dict = {}
+        exec(compile(source, "<plain>", "exec"), plain)
+        for pname, p in plain["m"].named_parameters():
+            assert same_tensor(_shown_grad(trace, f"m.{pname}", p.dtype), p.grad)
+    if name == "surrogate_name":
+        assert "a\\udcff" in trace.last.bindings and "a\\udcff" in text
+
+
+def test_an_exception_that_cannot_be_printed_keeps_the_trace() -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Exception) as info:
+            gradtrace.trace_code(BAD_EXCEPTION, {})
+    _no_tracer_failure(caught)
+    assert type(info.value).__name__ == "Odd" and info.value.__context__ is None
+    trace = gradtrace.last_trace()
+    assert trace is not None and trace.error is not None
+    assert trace.error.type == "Odd" and trace.error.message.startswith("<unreadable:")
+    assert [s.code for s in trace.steps][-3:] == ["x = torch.tensor([1.5, -2.0], requires_grad=True)",
+                                                 "y = (x * x).sum()", "raise Odd()"]
+    assert "unreadable" in trace.to_text()
+
+
+def _cli(script: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gradtrace", "run", str(script), *args], cwd=script.parent,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(SRC)})
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_odd_objects_in_the_command(name: str, tmp_path: Path) -> None:
+    import json
+
+    script = tmp_path / "odd.py"
+    script.write_text(ODD[name] + TAIL + "print(x.grad.tolist())\n", encoding="utf-8")
+    done = _cli(script, "--text", "--json", "t.json", "--html", "t.html")
+    assert done.returncode == 0, done.stderr
+    assert "please report" not in done.stderr and "tracer failed" not in done.stderr, done.stderr
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith(plain.stdout)
+    assert "x.grad" in done.stdout
+    data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert len(data["steps"]) == ODD_STATEMENTS[name] + 4
+    assert (tmp_path / "t.html").stat().st_size > 0
+
+
+def test_unprintable_exception_in_the_command(tmp_path: Path) -> None:
+    script = tmp_path / "odd.py"
+    script.write_text(BAD_EXCEPTION, encoding="utf-8")
+    done = _cli(script, "--text", "--json", "t.json")
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert done.returncode == plain.returncode == 1
+    assert done.stderr.startswith(plain.stderr), done.stderr  # Python's traceback, only one
+    assert done.stderr.count("Traceback") == 1
+    assert "please report" not in done.stderr and (tmp_path / "t.json").exists()
+    assert "raise Odd()" in done.stdout and "unreadable" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def shell():
+    pytest.importorskip("IPython")
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "gradtrace")
+    return ip
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_odd_object_in_a_notebook_leaves_later_cells_traced(name: str, shell) -> None:
+    import warnings
+
+    shell.user_ns.clear()
+    shell.init_user_ns()
+    assert shell.run_cell(ODD[name]).success  # defined plainly, earlier in the notebook
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = shell.run_cell("%%gradtrace --no-widget\n" + TAIL)
+    assert result.success, result.error_in_exec
+    _no_tracer_failure(caught)
+    trace = gradtrace.last_trace()
+    assert trace is not None and len(trace.steps) == 3 and trace.steps_unrecorded == 0
+    plain = _plain_grad(ODD[name] + TAIL)
+    assert same_tensor(_shown_grad(trace, "x", torch.float32), plain)
+    assert same_tensor(shell.user_ns["x"].grad, plain)

@@ -19,15 +19,20 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
+import sysconfig
 import tempfile
 import tokenize
 import traceback
 import types
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .tracer.stack import ensure_deep_stack
 
 if TYPE_CHECKING:
     from .model import Trace
@@ -176,32 +181,62 @@ def check_syntax(source: str, filename: str, shown: str) -> None:
         raise UsageError(f"cannot run {shown}: {exc}") from None
 
 
-def check_output_file(path: str, script: str, example: str = "trace.html") -> Path:
-    """Fail now (before the script runs) if ``path`` cannot be written."""
-    p = Path(path)
+#: file kinds gradtrace never writes over: a learner's program or notebook
+SOURCE_SUFFIXES = (".py", ".pyw", ".ipynb")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output path, made absolute before the script runs (the script may change folder)."""
+
+    path: Path
+    shown: str  # as the user typed it, for messages
+
+    @property
+    def key(self) -> Path:
+        return self.path.resolve()
+
+    def __str__(self) -> str:
+        return self.shown
+
+
+def absolute(path: str) -> Output:
+    return Output(Path(os.path.abspath(path)), path)
+
+
+def check_output_file(path: str, script: str, example: str = "trace.html") -> Output:
+    """Fail now (before the script runs) if ``path`` cannot be written or would replace a program."""
+    out = absolute(path)
+    p = out.path
     if p.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder; give a file name such as {Path(path) / example}")
-    if p.exists() and p.resolve() == Path(script):
+    if script and p.exists() and out.key == Path(script).resolve():
         raise UsageError(f"cannot write {path}: that is the script itself")
+    if p.exists() and p.suffix.lower() in SOURCE_SUFFIXES:
+        raise UsageError(f"cannot write {path}: it is a {p.suffix} file, and gradtrace never writes over a "
+                         f"program or notebook; give a name such as {example}")
     parent = p.parent
     if not parent.is_dir():
-        raise UsageError(f"cannot write {path}: folder {parent} does not exist")
+        raise UsageError(f"cannot write {path}: folder {Path(path).parent} does not exist")
     _probe(parent, path)
     if p.exists() and not os.access(p, os.W_OK):
         raise UsageError(f"cannot write {path}: permission denied")
-    return p
+    return out
 
 
-def check_output_dir(path: str) -> Path:
-    p = Path(path)
+def check_output_dir(path: str, create: bool = True) -> Output:
+    out = absolute(path)
+    p = out.path
     if p.exists() and not p.is_dir():
         raise UsageError(f"cannot write pictures to {path}: it is a file, not a folder")
+    if not create:
+        return out
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create folder {path}: {exc.strerror or exc}") from None
     _probe(p, path)
-    return p
+    return out
 
 
 def _probe(folder: Path, shown: str) -> None:
@@ -215,7 +250,7 @@ def _probe(folder: Path, shown: str) -> None:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to a temporary file next to ``path``, then rename it over ``path``."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    raw = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data  # no lone surrogate stops it
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -241,20 +276,35 @@ class Outcome:
     exception: BaseException | None = None
     exit_code: int = EXIT_OK
     notes: list[str] = field(default_factory=list)
+    #: the modules' source files the run read (none of them may be written over)
+    sources: set[Path] = field(default_factory=set)
+    #: ended by Ctrl-C: the process ends by SIGINT, as Python's does
+    interrupted: bool = False
 
 
 def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, shown: str | None = None) -> Outcome:
-    """Run the script as ``python path argv...`` would, under the tracer; restores ``sys`` afterwards."""
+    """Run the script as ``python path argv...`` would, under the tracer; restores ``sys`` afterwards.
+
+    What Python itself prints when a script ends (the traceback of an uncaught
+    exception, a ``sys.exit("message")``) goes to the script's own ``sys.stderr``
+    and through its ``sys.excepthook``, as it would; then the streams, hooks and
+    folder-independent state gradtrace writes with are put back.
+    """
+    import builtins
+
     import gradtrace
 
     module = types.ModuleType("__main__")
     module.__file__ = path
     namespace = module.__dict__
-    namespace["__builtins__"] = __builtins__
+    namespace["__builtins__"] = builtins  # a __main__ module holds the module, not its dict
     saved = (sys.argv, list(sys.path), sys.modules.get("__main__"))
+    streams = (sys.stdout, sys.stderr, sys.excepthook)
+    show_warning = warnings.showwarning
     sys.argv = [shown or path, *argv]
     sys.path.insert(0, str(Path(path).parent))
     sys.modules["__main__"] = module
+    warnings.showwarning = _learner_warning(show_warning)
     exception: BaseException | None = None
     trace: Trace | None
     try:
@@ -263,11 +313,68 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
         except BaseException as exc:  # the learner's exception (SystemExit and KeyboardInterrupt included)
             exception = exc
             trace = gradtrace.last_trace()
+        outcome = _outcome(trace, exception)
+        _report_end(outcome, streams[1])
     finally:
+        _flush(sys.stdout, sys.stderr)  # as Python flushes the script's streams at exit
+        sys.stdout, sys.stderr, sys.excepthook = streams
+        if warnings.showwarning is not show_warning and getattr(warnings.showwarning, "_gradtrace", False):
+            warnings.showwarning = show_warning
         sys.argv, sys.path[:] = saved[0], saved[1]
         if saved[2] is not None:
             sys.modules["__main__"] = saved[2]
-    return _outcome(trace, exception)
+        ensure_deep_stack()  # a child the script started may have left it lowered; the graphs are freed at exit
+    outcome.sources = _source_files(path)
+    return outcome
+
+
+def _flush(*streams: Any) -> None:
+    for stream in streams:
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:  # a closed or broken stream: Python ignores it at exit too (exit status aside)
+            pass
+
+
+def _report_end(outcome: Outcome, our_stderr: Any) -> None:
+    """Print what Python prints when the script ends, where the script's own hooks and streams send it."""
+    exc = outcome.exception
+    if exc is None:
+        for note in outcome.notes:
+            _write_to(sys.stderr, note + "\n", our_stderr)
+        return
+    if sys.excepthook is not sys.__excepthook__:  # the script's own hook, as Python would call it
+        try:
+            sys.excepthook(type(exc), exc, _learner_tb(exc.__traceback__))
+            return
+        except Exception:  # a failing hook: Python prints its traceback and the original one
+            pass
+    _write_to(sys.stderr, learner_traceback(exc), our_stderr)
+
+
+def _write_to(stream: Any, text: str, fallback: Any) -> None:
+    for target in (stream, fallback):
+        try:
+            if target is not None:
+                target.write(text)
+                target.flush()
+                return
+        except Exception:
+            continue
+
+
+def _source_files(script: str) -> set[Path]:
+    """Files the run read as Python source: the script and every module imported from a file."""
+    found = {Path(script).resolve()}
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str) and name.endswith(SOURCE_SUFFIXES):
+            try:
+                found.add(Path(name).resolve())
+            except (OSError, RuntimeError):
+                continue
+    return found
 
 
 def _outcome(trace: Any, exception: BaseException | None) -> Outcome:
@@ -279,14 +386,85 @@ def _outcome(trace: Any, exception: BaseException | None) -> Outcome:
             return Outcome(trace, None, EXIT_OK)
         if isinstance(code, int):
             return Outcome(trace, None, code)
-        print(code, file=sys.stderr)
-        return Outcome(trace, None, EXIT_SCRIPT)
+        return Outcome(trace, None, EXIT_SCRIPT, notes=[_safe_text(code)])
     if isinstance(exception, KeyboardInterrupt):
-        return Outcome(trace, exception, 130)
+        return Outcome(trace, exception, 130, interrupted=True)
     return Outcome(trace, exception, EXIT_SCRIPT)
 
 
+def _safe_text(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__} object>"
+
+
 _PACKAGE_DIR = str(Path(__file__).resolve().parent) + os.sep
+
+
+def _ours(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def _learner_tb(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback chain without gradtrace's frames (for the script's own ``sys.excepthook``)."""
+    while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    head = tb
+    while tb is not None:
+        nxt = tb.tb_next
+        while nxt is not None and _ours(nxt.tb_frame.f_code.co_filename):
+            nxt = nxt.tb_next
+        tb.tb_next = nxt
+        tb = nxt
+    return head
+
+
+_FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<name>.*)$')
+
+
+def without_our_frames(text: str) -> str:
+    """A formatted stack (as in an anomaly-mode or compiler warning) without gradtrace's frames.
+
+    The frames that called the script (the ``gradtrace`` command, gradtrace's
+    runner) go, so the stack starts at the script as under ``python``; so do
+    gradtrace's frames further in and the stand-in ``<torch call>`` frames, each
+    with the source and caret lines under it.
+    """
+    if "File " not in text:
+        return text
+    blocks: list[tuple[bool | None, list[str]]] = []  # (None: not a frame | a frame: is it ours), lines
+    for line in text.splitlines(keepends=True):
+        m = _FRAME_LINE.match(line)
+        if m is not None:
+            blocks.append((_ours(m["file"]) or m["name"].strip() == "<torch call>", [line]))
+        elif blocks and blocks[-1][0] is not None and line.startswith("    "):
+            blocks[-1][1].append(line)  # the frame's source and caret lines
+        else:
+            blocks.append((None, [line]))
+    frames = [i for i, (ours, _) in enumerate(blocks) if ours is not None]
+    first_ours = next((i for i in frames if blocks[i][0]), None)
+    if first_ours is None:
+        return text
+    start = next((i for i in frames if i > first_ours and not blocks[i][0]), None)
+    drop = {i for i in frames if blocks[i][0] or (start is not None and i < start)}
+    return "".join("".join(lines) for i, (_, lines) in enumerate(blocks) if i not in drop)
+
+
+def _learner_warning(show: Callable[..., Any]) -> Callable[..., Any]:
+    def show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                     line: str | None = None) -> None:
+        try:
+            text = str(message)
+            clean = without_our_frames(text)
+            if clean != text:
+                message = clean
+        except Exception:  # the warning is shown as it came
+            pass
+        show(message, category, filename, lineno, file, line)
+
+    show_warning._gradtrace = True  # type: ignore[attr-defined]
+    return show_warning
 
 
 def learner_traceback(exc: BaseException) -> str:
@@ -304,6 +482,18 @@ def learner_traceback(exc: BaseException) -> str:
     return "".join(te.format())
 
 
+def _helper_file(filename: str) -> bool:
+    """Generated code (``<string>``) or the standard library: what gradtrace's own code calls into."""
+    if filename.startswith("<"):
+        return True
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not any(path.startswith(p) for p in _SITE)
+
+
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+_SITE = tuple(os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib"))
+
+
 def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
     """Drop gradtrace's frames, and the detour a torch function takes through the tracer's torch mode.
 
@@ -311,7 +501,14 @@ def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.Fram
     ``handle_torch_function``, which calls the mode, which calls the same function
     again: Python alone would show that function once, not the detour.
     """
-    kept = [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    kept = []
+    called_by_us = False  # an interrupt can land in code gradtrace itself called (a dataclass, the stdlib)
+    for f in frames:
+        if _ours(f.filename) or f.name == "<torch call>":
+            called_by_us = True
+        elif not (called_by_us and _helper_file(f.filename)):
+            called_by_us = False
+            kept.append(f)
     out: list[traceback.FrameSummary] = []
     for i, f in enumerate(kept):
         if f.name == "handle_torch_function" and f.filename.endswith(os.path.join("torch", "overrides.py")):
@@ -326,28 +523,54 @@ def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.Fram
 # ---------------------------------------------------------------- outputs
 @dataclass
 class Targets:
-    html: Path | None = None
-    json: Path | None = None
-    svg: Path | None = None
+    html: Output | None = None
+    json: Output | None = None
+    svg: Output | None = None
     text: bool = False
+
+    def files(self) -> list[tuple[str, Output]]:
+        return [(name, out) for name, out in (("html", self.html), ("json", self.json)) if out is not None]
+
+
+#: the names ``--svg`` gives its pictures; only files so named are ever removed from that folder
+SVG_NAME = re.compile(r"^step-\d{4,}\.svg$")
 
 
 def check_targets(args: argparse.Namespace, script: str) -> Targets:
+    """Every usage problem with the outputs, found before anything runs or is created."""
     targets = Targets(text=bool(args.text))
     named: dict[Path, str] = {}
+
+    def claim(out: Output, option: str) -> None:
+        key = out.key
+        if key in named:
+            raise UsageError(f"--{named[key]} and --{option} both write {out.shown}; give two different names")
+        named[key] = option
+
     for option in ("html", "json"):
         value = getattr(args, option)
         if value is None:
             continue
-        p = check_output_file(value, script, f"trace.{option}")
-        key = p.resolve()
-        if key in named:
-            raise UsageError(f"--{named[key]} and --{option} both write {value}; give two file names")
-        named[key] = option
-        setattr(targets, option, p)
+        out = check_output_file(value, script, f"trace.{option}")
+        claim(out, option)
+        setattr(targets, option, out)
     if args.svg is not None:
-        targets.svg = check_output_dir(args.svg)
+        folder = check_output_dir(args.svg, create=False)
+        claim(folder, "svg")
+        for option, out in targets.files():
+            if out.key.parent == folder.key and SVG_NAME.match(out.path.name):
+                raise UsageError(f"--{option} {out.shown} is inside the --svg folder under a picture's name; "
+                                 "give another name")
+        targets.svg = check_output_dir(args.svg)  # all checks passed: create the folder now
     return targets
+
+
+def check_sources(targets: Targets, sources: set[Path]) -> None:
+    """After the run: refuse to write over any file the run read as Python source."""
+    for option, out in targets.files():
+        if out.key in sources:
+            raise UsageError(f"not writing --{option} {out.shown}: the script ran it as Python source; "
+                             "nothing was written, give another name")
 
 
 def write_outputs(trace: Any, targets: Targets) -> int:
@@ -359,8 +582,7 @@ def write_outputs(trace: Any, targets: Targets) -> int:
     if json_path is not None:
         status |= _guard(f"{json_path}", lambda: _write_json(trace, json_path))
     if svg is not None:
-        status |= _guard(f"pictures in {svg}", lambda: _write_svgs(trace, svg),
-                         f"no SVG pictures written to {svg}{os.sep}")
+        status |= _write_svgs(trace, svg)
     if html is not None:
         status |= _guard(f"{html}", lambda: _write_html(trace, html),
                          f"{html} not written (its pictures need a layout binary)")
@@ -386,32 +608,88 @@ def _guard(what: str, action: Callable[[], None], no_layout: str = "") -> int:
 def _print_text(trace: Any) -> None:
     from .render.text import trace_text
 
-    sys.stdout.write(trace_text(trace).rstrip("\n") + "\n")
-    sys.stdout.flush()
+    out = sys.stdout
+    if out is None:  # started with stdout closed: Python's print() writes nothing either
+        say("the text trace was not printed: stdout is closed")
+        return
+    text = trace_text(trace).rstrip("\n") + "\n"
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    text = text.encode(encoding, "backslashreplace").decode(encoding)  # a terminal that cannot show a character
+    out.write(text)
+    out.flush()
 
 
-def _write_json(trace: Any, path: Path) -> None:
+def _write_json(trace: Any, path: Output) -> None:
     from .render.json import trace_json
 
-    write_atomic(path, trace_json(trace))
+    write_atomic(path.path, trace_json(trace))
     say(f"wrote {path}")
 
 
-def _write_html(trace: Any, path: Path) -> None:
+def _write_html(trace: Any, path: Output) -> None:
     from .render.html import trace_html
 
-    write_atomic(path, str(trace_html(trace)))
+    write_atomic(path.path, str(trace_html(trace)))
     say(f"wrote {path} (open it in a browser)")
 
 
-def _write_svgs(trace: Any, folder: Path) -> None:
+def svg_pictures(trace: Any) -> Iterator[tuple[str, str]]:
+    """``(file name, DOT)`` of each step's picture, folded as the HTML film folds a big trace."""
     from .render.dot import step_dot
-    from .render.svg import dot_to_svg
+    from .render.film import FILM_MAX_NODES, _is_big
+    from .render.fold import folded_dot
 
-    steps = list(trace.steps)
-    for step in steps:
-        write_atomic(folder / f"step-{step.index + 1:04d}.svg", dot_to_svg(step_dot(step)))
-    say(f"wrote {len(steps)} pictures to {folder}{os.sep}")
+    big = _is_big(trace)
+    for step in trace.steps:
+        dot = folded_dot(step, max_nodes=FILM_MAX_NODES) if big else step_dot(step)
+        yield f"step-{step.index + 1:04d}.svg", dot
+
+
+def _write_svgs(trace: Any, folder: Output) -> int:
+    """One picture per step; pictures another run left in the folder are removed. Says what was written."""
+    from .render.svg import LayoutError, dot_to_svg
+
+    total = len(trace.steps)
+    written: set[str] = set()
+    shown = f"{folder}{os.sep}"
+    problem = ""
+    status = 0
+    layouts: dict[str, str] = {}  # a step drawn like an earlier one is laid out once
+    try:
+        for name, dot in svg_pictures(trace):
+            svg = layouts.get(dot)
+            if svg is None:
+                svg = layouts[dot] = dot_to_svg(dot)
+            write_atomic(folder.path / name, svg)
+            written.add(name)
+    except LayoutError as exc:
+        problem = f"{exc}"
+    except OSError as exc:
+        problem, status = f"cannot write: {exc.strerror or exc}", 1
+    except Exception as exc:  # gradtrace's own bug: one line, never a traceback
+        problem, status = f"internal error: {type(exc).__name__}: {exc} (please report this)", 1
+    stale = _remove_old_pictures(folder.path, written) if not problem else 0
+    if not written:
+        say(f"no SVG pictures written to {shown}: {problem}" if problem else f"no steps to draw in {shown}")
+    elif problem:
+        say(f"wrote {len(written)} of {total} pictures to {shown}; the rest were not written: {problem}")
+    else:
+        removed = f" (removed {stale} older pictures of another run)" if stale else ""
+        say(f"wrote {len(written)} pictures to {shown}{removed}")
+    return status
+
+
+def _remove_old_pictures(folder: Path, keep: set[str]) -> int:
+    """Remove ``step-NNNN.svg`` files this run did not write; nothing else in the folder is touched."""
+    removed = 0
+    for entry in folder.iterdir():
+        if SVG_NAME.match(entry.name) and entry.name not in keep and entry.is_file() and not entry.is_symlink():
+            try:
+                entry.unlink()
+                removed += 1
+            except OSError:
+                continue
+    return removed
 
 
 # ---------------------------------------------------------------- commands
@@ -420,26 +698,41 @@ def command_run(args: argparse.Namespace, script_args: list[str]) -> int:
     check_syntax(source, path, args.script)
     targets = check_targets(args, path)
     outcome = run_script(path, source, script_args, args.max_steps, shown=args.script)
-    sys.stdout.flush()
-    if outcome.exception is not None:
-        sys.stderr.write(learner_traceback(outcome.exception))
-        sys.stderr.flush()
+    _flush(sys.stdout)
+    check_sources(targets, outcome.sources)
     trace = outcome.trace
     if trace is None:
         say("the script stopped before gradtrace recorded anything")
-        return outcome.exit_code or EXIT_INTERNAL
+        return _end(outcome, outcome.exit_code or EXIT_INTERNAL)
     if trace.steps_unrecorded:
         say(f"recorded the first {len(trace.steps)} steps; {trace.steps_unrecorded} more ran unrecorded "
             f"(raise --max-steps to see them)")
     status = write_outputs(trace, targets)
-    return outcome.exit_code or status
+    return _end(outcome, outcome.exit_code or status)
+
+
+def _end(outcome: Outcome, status: int) -> int:
+    if outcome.interrupted:
+        die_by_sigint()
+    return status
+
+
+def die_by_sigint() -> None:
+    """End as Python ends on an uncaught Ctrl-C: killed by SIGINT (the shell sees a signal, not a status)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # Python does this only with its own SIGINT handler in place
+    _flush(sys.stdout, sys.stderr)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def command_demo(args: argparse.Namespace) -> int:
     import gradtrace
 
-    folder = check_output_dir(args.out)
-    target = check_output_file(str(folder / "forum.html"), "")
+    check_output_dir(args.out)
+    target = check_output_file(os.path.join(args.out, "forum.html"), "")
     out = io.StringIO()
     saved_stdout = sys.stdout
     sys.stdout = out  # the example's own print(x.grad) goes after the text trace
@@ -473,6 +766,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         say("interrupted")
+        die_by_sigint()
         return 130
 
 

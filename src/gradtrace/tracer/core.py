@@ -46,6 +46,7 @@ from ..model import (
     Unbind,
     Untracked,
 )
+from . import safe
 from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
@@ -123,7 +124,10 @@ class Tracer:
         ensure_deep_stack()
         if self.globals_ns is not None and self.prev is None:
             # what the namespace already holds is the baseline, not news of the first step
-            self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
+            try:
+                self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
+            except Exception as exc:  # never stop the learner's code from running
+                self._internal_failure(exc)
         old = sys.gettrace()
         self.recorder.__enter__()
         self.recorder.watch_modules()
@@ -133,10 +137,13 @@ class Tracer:
             call()
         except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
             self.exception = exc
-            self.error = Error(type(exc).__name__, str(exc), _lineno_in(exc, self.filename))
         finally:
             sys.settrace(old)
             self._stop_mode()
+        if self.exception is not None:  # read untraced: its __str__ may be the learner's code
+            raised = self.exception
+            self.error = Error(type(raised).__name__, safe.exception_message(raised),
+                               _lineno_in(raised, self.filename))
         try:
             for frame in list(self.pending):
                 self._finish(frame)
@@ -238,7 +245,7 @@ class Tracer:
         pending = self.pending.get(frame)
         if pending is not None:  # else (a hook or custom backward run by backward()) an outer step gets it
             self._seen_exc.append(exc)
-            pending.error = Error(type(exc).__name__, str(exc), frame.f_lineno)
+            pending.error = Error(type(exc).__name__, safe.exception_message(exc), frame.f_lineno)
 
     def _finish(self, frame: types.FrameType) -> None:
         pending = self.pending.pop(frame, None)
@@ -376,9 +383,9 @@ class Tracer:
         key = id(module)
         path = self._module_paths.get(key)
         if path is None:
-            for name, value in list((self.globals_ns or {}).items()):
-                if isinstance(value, torch.nn.Module) and not name.startswith("_"):
-                    for sub, m in value.named_modules(prefix=name):
+            for name, value in safe.name_items(self.globals_ns or {}):
+                if safe.is_a(value, torch.nn.Module) and not name.startswith("_"):
+                    for sub, m in safe.named_modules(value, prefix=name):
                         self._module_paths.setdefault(id(m), sub)
             path = self._module_paths.setdefault(key, type(module).__name__)
         return path
@@ -687,24 +694,33 @@ _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
 
 def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]]) -> None:
-    for name, value in list(ns.items()):
+    # every read is defensive (see .safe): a learner's namespace may hold anything
+    for name, value in safe.name_items(ns):
         if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
             continue
-        if isinstance(value, torch.Tensor):
-            out.append((prefix + name, value))
-        elif isinstance(value, torch.nn.Module):
-            for pname, p in value.named_parameters():
-                out.append((f"{prefix}{name}.{pname}", p))
-        elif isinstance(value, (list, tuple)):
-            for i, item in enumerate(value[:MAX_CONTAINER_ITEMS]):
-                if isinstance(item, torch.Tensor):
-                    out.append((f"{prefix}{name}[{i}]", item))
-        elif isinstance(value, dict):
-            for i, (key, item) in enumerate(value.items()):
-                if i >= MAX_CONTAINER_ITEMS:
-                    break
-                if isinstance(item, torch.Tensor) and isinstance(key, (str, int)):
-                    out.append((f"{prefix}{name}[{key!r}]", item))
+        try:
+            _collect_one(prefix + name, value, out)
+        except Exception:  # a container that cannot be read shows no tensors; the trace goes on
+            continue
+
+
+def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
+    if safe.is_a(value, torch.Tensor):
+        if not safe.is_lazy(value):
+            out.append((name, value))
+    elif safe.is_a(value, torch.nn.Module):
+        for pname, p in safe.named_parameters(value):
+            out.append((f"{name}.{pname}", p))
+    elif safe.is_a(value, (list, tuple)):
+        for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
+            if safe.is_a(item, torch.Tensor) and not safe.is_lazy(item):
+                out.append((f"{name}[{i}]", item))
+    elif safe.is_a(value, dict):
+        for i, (key, item) in enumerate(list(value.items())):
+            if i >= MAX_CONTAINER_ITEMS:
+                break
+            if safe.is_a(item, torch.Tensor) and safe.is_a(key, (str, int)) and not safe.is_lazy(item):
+                out.append((f"{name}[{safe.safe_repr(key)}]", item))
 
 
 def _frame_scopes(frame: types.FrameType | None, filename: str) -> set[str]:

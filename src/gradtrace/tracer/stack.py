@@ -8,11 +8,40 @@ overflows the default 8 MiB main-thread stack and kills the process when the
 learner deletes the last name. Linux grows the main thread's stack up to the
 soft ``RLIMIT_STACK`` checked at the time of growth, so raising the soft limit
 (to the hard limit, at most 4 GiB) before tracing makes room for millions of nodes.
+
+Child processes must not inherit the raised limit (a program started by
+``subprocess.run`` or ``os.system`` would see ``ulimit -s`` at 4 GiB, and lay
+out its memory for it). The limit lives in the process, and ``subprocess``
+starts children without running any Python code in them, so the limit is put
+back just before any child is started: an audit hook (:func:`sys.addaudithook`)
+sees ``subprocess.Popen``, ``os.system``, ``os.exec*``, ``os.posix_spawn`` and
+``os.spawn*`` before they start the child. The raised limit comes back at the
+next import, ``open``, ``exec``/``compile`` or torch call under the tracer (the
+recorder reads its caller's frame), or the next :func:`ensure_deep_stack`,
+whichever is first: none of these happens between the audit event and the
+start of the child.
 """
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 CAP = 4 << 30
+
+#: audit events raised just before a new program starts in a child (or in this process)
+SPAWN_EVENTS = frozenset({
+    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile", "pty.spawn",
+})
+#: audit events that mean the program has gone on past starting its child
+LATER_EVENTS = frozenset({"import", "open", "exec", "compile", "sys._getframe"})
+
+
+class _State:
+    original: tuple[int, int] | None = None  # the limits found before the first raise
+    raised: int | None = None  # the soft limit gradtrace set
+    lowered = False  # the original limit is in force for a child being started
+    hooked = False
 
 
 def ensure_deep_stack() -> int | None:
@@ -22,11 +51,67 @@ def ensure_deep_stack() -> int | None:
     except ImportError:  # not on this platform
         return None
     soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if _State.original is None or (not _State.lowered and soft != _State.raised):
+        _State.original = (soft, hard)  # first call, or someone set another limit since: that is the base
     want = CAP if hard == resource.RLIM_INFINITY else min(hard, CAP)
+    _State.lowered = False
     if soft != resource.RLIM_INFINITY and soft < want:
         try:
             resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
-            return want
         except (ValueError, OSError):
             return soft
+        _State.raised = want
+        _hook()
+        return want
     return soft
+
+
+def original_stack_limit() -> tuple[int, int] | None:
+    """The ``(soft, hard)`` stack limits before gradtrace raised them (None if it never did)."""
+    return _State.original if _State.raised is not None else None
+
+
+def _hook() -> None:
+    if not _State.hooked:
+        _State.hooked = True
+        sys.addaudithook(_audit)
+
+
+def _audit(event: str, args: Any) -> None:
+    # runs on every audit event of the process: the common path is two set lookups
+    if event in SPAWN_EVENTS:
+        if _State.raised is not None and not _State.lowered:
+            _lower()
+    elif _State.lowered and event in LATER_EVENTS:
+        _raise_again()
+
+
+def _lower() -> None:
+    original = _State.original
+    if original is None:
+        return
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        if soft != _State.raised:
+            return  # the program set its own limit: children get that one
+        resource.setrlimit(resource.RLIMIT_STACK, (original[0], hard))
+        _State.lowered = True
+    except Exception:  # an audit hook must never raise into the program
+        pass
+
+
+def _raise_again() -> None:
+    _State.lowered = False
+    raised = _State.raised
+    if raised is None:
+        return
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        if _State.original is not None and soft == _State.original[0]:
+            resource.setrlimit(resource.RLIMIT_STACK, (raised, hard))
+    except Exception:
+        pass

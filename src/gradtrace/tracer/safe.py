@@ -1,0 +1,112 @@
+"""Reading the learner's objects without trusting them (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+A learner's namespace may hold anything: keys that are not strings, objects
+whose ``__class__``, ``__repr__`` or ``__str__`` raise, exceptions that cannot
+be printed, names with lone surrogates, modules whose parameters have no shape
+yet (``nn.LazyLinear``). None of these may stop a trace. Every read here either
+succeeds or gives ``<unreadable: reason>``; type tests use ``type(obj)``, which
+no object can make raise, never ``obj.__class__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+MAX_TEXT = 2000
+_LAZY: Any = getattr(torch.nn.parameter, "UninitializedTensorMixin", ())  # () where torch has none
+
+
+def clean(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udcff`` escapes, so it encodes to UTF-8 anywhere."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def unreadable(exc: BaseException, what: str) -> str:
+    """``<unreadable: __str__ raised RuntimeError>``: never raises."""
+    return f"<unreadable: {what} raised {_type_name(exc)}>"
+
+
+def _type_name(obj: Any) -> str:
+    name = getattr(type(obj), "__name__", None)
+    return clean(name) if isinstance(name, str) else "an object"
+
+
+def safe_str(obj: Any) -> str:
+    """``str(obj)``, or ``<unreadable: ...>`` if that raises or gives no string."""
+    try:
+        text = str(obj)
+    except Exception as exc:
+        return unreadable(exc, "__str__")
+    if type(text) is not str:  # a str subclass may carry its own odd methods
+        try:
+            text = str.__str__(text)
+        except Exception as exc:
+            return unreadable(exc, "__str__")
+    return clean(text)
+
+
+def safe_repr(obj: Any) -> str:
+    """``repr(obj)``, or ``<unreadable: ...>`` if that raises."""
+    try:
+        text = repr(obj)
+    except Exception as exc:
+        return unreadable(exc, "__repr__")
+    if type(text) is not str:
+        text = str.__str__(text)
+    return clean(text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…")
+
+
+def exception_message(exc: BaseException) -> str:
+    """What Python prints after ``Type:`` for ``exc``; never raises."""
+    return safe_str(exc)
+
+
+def is_a(obj: Any, cls: type | tuple[type, ...]) -> bool:
+    """``isinstance`` by the object's real type: an object cannot lie or raise through ``__class__``."""
+    return issubclass(type(obj), cls)
+
+
+def is_lazy(t: Any) -> bool:
+    """True for a parameter or buffer that has no shape yet (``nn.LazyLinear`` before its first call)."""
+    return is_a(t, _LAZY)
+
+
+def name_items(ns: Any) -> Iterator[tuple[str, Any]]:
+    """The ``(name, value)`` pairs of a namespace whose keys are names (strings); others are skipped.
+
+    A name with a lone surrogate comes back escaped (``a\\udcff``), the way ``--text`` shows it.
+    """
+    try:
+        items = list(ns.items())
+    except Exception:
+        return
+    for key, value in items:
+        if type(key) is str:
+            yield clean(key), value
+        elif is_a(key, str):
+            yield clean(str.__str__(key)), value
+
+
+def named_parameters(module: Any, prefix: str = "") -> list[tuple[str, torch.Tensor]]:
+    """A module's parameters with their shapes known; lazy ones (no shape yet) are left out."""
+    try:
+        found = list(module.named_parameters(prefix=prefix) if prefix else module.named_parameters())
+    except Exception:
+        return []
+    return [(clean(n), p) for n, p in found if is_a(p, torch.Tensor) and not is_lazy(p)]
+
+
+def named_modules(module: Any, prefix: str) -> list[tuple[str, Any]]:
+    try:
+        return [(clean(n), m) for n, m in module.named_modules(prefix=prefix)]
+    except Exception:
+        return []
