@@ -607,8 +607,8 @@ def module_programs(draw: st.DrawFn) -> str:
         "torch.nn.Linear(3, 2)",
         "torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))",
         "torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2), torch.nn.Sigmoid())",
-        "torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 2))",
-    ]))
+        "torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.ReLU(), torch.nn.Linear(3, 2))",
+    ]))  # ReLU(inplace=True): see test_value_saved_after_an_inplace_change_in_the_same_statement
     loss = draw(st.sampled_from(["out.pow(2).mean()", "torch.nn.functional.mse_loss(out, target)",
                                  "out.sum()", "torch.nn.functional.cross_entropy(out, labels)"]))
     lines = ["import torch", f"torch.manual_seed({seed})", f"model = {model}{dtype}",
@@ -634,6 +634,15 @@ def module_programs(draw: st.DrawFn) -> str:
 @settings(WIDE, max_examples=25)
 @given(module_programs())
 def test_modules_and_training_steps(source: str) -> None:
+    check_explained(check_program(source))
+
+
+@pytest.mark.xfail(strict=True, reason="tracer: a value saved after an in-place change made in the same statement "
+                   "is recorded with the values it had before that change (issue 9, invariant 2)")
+def test_value_saved_after_an_inplace_change_in_the_same_statement() -> None:
+    source = ("import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), "
+              "torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 2))\nxs = torch.randn(5, 3)\nout = model(xs)\n"
+              "loss = out.pow(2).mean()\nloss.backward()\n")
     check_explained(check_program(source))
 
 
