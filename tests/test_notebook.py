@@ -6,7 +6,10 @@ Numbers come from PyTorch: the same program is run plainly and under ``%%gradtra
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -51,7 +54,7 @@ def test_settings_from_env_and_checked(monkeypatch):
     assert Settings().widget == "ipywidgets"
     monkeypatch.setenv("GRADTRACE_WIDGET", "nonsense")
     with pytest.warns(UserWarning, match="GRADTRACE_WIDGET"):
-        assert Settings().widget == "anywidget"
+        assert Settings().widget == "html"
     with pytest.raises(ValueError, match="must be one of"):
         settings.widget = "react"
 
@@ -182,3 +185,229 @@ def test_magic_shows_the_last_expression_as_out_like_a_plain_cell(shell):
     assert quiet.success and quiet.result is None
     # the shell's own Out cache is not a learner's name
     assert not any(name.startswith("Out") for name in gradtrace.last_trace().steps[-1].bindings)
+
+
+# ---------------------------------------------------------------- cell scope
+WHATIF2 = WHATIF1.replace("x = x ** 2", "y = x ** 2\nx = y ** 3").replace("x3 = x ** 3\n", "").replace(
+    "f = x + x3", "f = y + x")
+
+
+def cell_objects(trace: gradtrace.Trace) -> tuple[set[str], int, int]:
+    """Names, tensor count and node count a trace shows over all its steps."""
+    names = {n for s in trace.steps for n in s.bindings}
+    return names, len({t for s in trace.steps for t in s.tensors}), len({n for s in trace.steps for n in s.nodes})
+
+
+def plain_objects(source: str) -> tuple[set[str], int, int]:
+    """The same counts for ``source`` run alone in a fresh namespace (what the cell itself makes)."""
+    alone = gradtrace.trace_code(source, {"torch": torch})
+    return cell_objects(alone)
+
+
+def test_second_cell_shows_only_its_own_objects(shell):
+    body1 = FORUM.replace("import torch\n", "")
+    body2 = WHATIF2.replace("import torch\n", "")
+    assert body2 != body1 and "y = x ** 2" in body2
+    shell.run_cell("import torch")
+    assert shell.run_cell("%%gradtrace --no-widget\n" + body1).success
+    first = gradtrace.last_trace()
+    assert shell.run_cell("%%gradtrace --no-widget\n" + body2).success
+    second = gradtrace.last_trace()
+    assert cell_objects(first) == plain_objects(body1)
+    assert cell_objects(second) == plain_objects(body2), "the second cell drew the first cell's objects"
+    assert "x3" not in {n for s in second.steps for n in s.bindings}  # WhatIF(1)'s name, left by the first cell
+    # the same cell again: the same ids, step by step
+    assert shell.run_cell("%%gradtrace --no-widget\n" + body2).success
+    again = gradtrace.last_trace()
+    assert [s.bindings for s in again.steps] == [s.bindings for s in second.steps]
+    assert [sorted(s.tensors) for s in again.steps] == [sorted(s.tensors) for s in second.steps]
+    assert [sorted(s.nodes) for s in again.steps] == [sorted(s.nodes) for s in second.steps]
+
+
+def test_all_shows_the_whole_notebook(shell):
+    shell.run_cell("import torch\nleft_over = torch.ones(3, requires_grad=True) * 2\n")
+    assert shell.run_cell("%%gradtrace --no-widget\nz = torch.zeros(2)\n").success
+    assert "left_over" not in gradtrace.last_trace().last.bindings
+    assert shell.run_cell("%%gradtrace --all --no-widget\nz = torch.zeros(2)\n").success
+    assert {"left_over", "z"} <= set(gradtrace.last_trace().last.bindings)
+
+
+def test_cell_shows_what_it_reads_and_what_its_functions_read(shell):
+    shell.run_cell("import torch\nw = torch.tensor([1., 2.], requires_grad=True)\nunrelated = torch.ones(4) * 3\n"
+                   "def loss(v):\n    return (v * w).sum()\n")
+    assert shell.run_cell("%%gradtrace --no-widget\nv = torch.tensor([3., 4.])\nout = loss(v)\nout.backward()\n"
+                          ).success
+    trace = gradtrace.last_trace()
+    shown = set(trace.last.bindings)
+    assert {"v", "out", "w"} <= shown and "unrelated" not in shown
+    plain_w = torch.tensor([1., 2.], requires_grad=True)
+    (torch.tensor([3., 4.]) * plain_w).sum().backward()
+    assert trace.grad("w") == plain_w.grad.tolist()
+    # a name read before the cell binds it shows from the first step, as the cell found it
+    assert shell.run_cell("%%gradtrace --no-widget\nw2 = w * 2\nw = w2.detach()\n").success
+    steps = gradtrace.last_trace().steps
+    assert "w" in steps[0].bindings and steps[0].bindings["w"] != steps[-1].bindings["w"]
+
+
+def test_cell_scope_reads_odd_cells_without_failing(shell):
+    cells = [
+        "g = [torch.ones(1) * k for k in range(3)]\n",
+        "def h():\n    global made\n    made = torch.ones(2) + 1\nh()\n",
+        "exec('dyn = torch.ones(1) * 5')\n",
+        "for i in range(2):\n    acc = torch.ones(1) * i\n",
+        "class Box:\n    t = torch.ones(1)\nb = Box()\n",
+        "try:\n    raise ValueError('x')\nexcept ValueError as e:\n    err = torch.ones(1)\n",
+    ]
+    expect = [{"g[0]"}, {"made"}, {"dyn"}, {"acc"}, set(), {"err"}]
+    shell.run_cell("import torch")
+    for cell, names in zip(cells, expect, strict=True):
+        assert shell.run_cell("%%gradtrace --no-widget\n" + cell).success, cell
+        assert names <= set(gradtrace.last_trace().last.bindings), (cell, gradtrace.last_trace().last.bindings)
+
+
+# ---------------------------------------------------------------- --html OUT
+def test_html_refuses_to_replace_a_file_it_did_not_write(shell, tmp_path, capsys):
+    pytest.importorskip("gradtrace.render.html")
+    mine = tmp_path / "lesson.ipynb"
+    mine.write_text('{"cells": []}', encoding="utf-8")
+    shell.user_ns.pop("refused", None)
+    result = shell.run_cell(f"%%gradtrace --no-widget --html {mine}\nrefused = 1\n")
+    assert result.success
+    said = capsys.readouterr().out
+    assert mine.read_text(encoding="utf-8") == '{"cells": []}'
+    lines = [ln for ln in said.splitlines() if "not writing" in ln]
+    assert len(lines) == 1 and "--force" in lines[0] and str(mine) in lines[0], said
+    assert "refused" not in shell.user_ns, "a usage error must stop before the cell runs"
+    # a page gradtrace wrote may be written again; --force replaces anything
+    page = tmp_path / "page.html"
+    assert shell.run_cell(f"%%gradtrace --no-widget --html {page}\na = 1\n").success
+    first = page.read_text(encoding="utf-8")
+    assert "<html" in first.lower()
+    assert shell.run_cell(f"%%gradtrace --no-widget --html {page}\na = 2\n").success
+    assert "a = 2" in page.read_text(encoding="utf-8") and "not writing" not in capsys.readouterr().out
+    assert shell.run_cell(f"%%gradtrace --no-widget --html {mine} --force\nrefused = 1\n").success
+    assert "<html" in mine.read_text(encoding="utf-8").lower() and shell.user_ns["refused"] == 1
+    assert not list(tmp_path.glob("*.tmp"))
+    shell.run_cell("%%gradtrace --no-widget --force\nb = 1\n")
+    assert "--force only goes with --html" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- payload
+def test_film_svg_stored_once(forum):
+    from gradtrace.notebook.display import _film
+    from gradtrace.render.film import film as raw_film
+
+    made = _film(forum)
+    pictures = [made.get("svg")] + list(made.get("sheets") or [])
+    pictures = [p for p in pictures if p]
+    assert len(pictures) == len(set(pictures)), "the same picture twice in the film"
+    page = trace_mimebundle(forum)["text/html"]
+    sheet = raw_film(forum)["sheets"][0]
+    # one of the sheet's drawn lines appears once in the film and in the output
+    line = script_json(re.search(r' d="[^"]{40,}"', sheet)[0])[1:-1]
+    assert script_json(made).count(line) == 1
+    assert page.count(line) == 1
+
+
+# ---------------------------------------------------------------- a real kernel
+class Kernel:
+    """A real IPython kernel (jupyter_client), sent cells as a front end sends them: with a cell id."""
+
+    def __init__(self) -> None:
+        from jupyter_client import KernelManager
+
+        src = str(Path(gradtrace.__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+        env.pop("GRADTRACE_WIDGET", None)
+        self.km = KernelManager(kernel_name="python3")
+        self.km.start_kernel(env=env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=120)
+
+    def run(self, code: str, cell: str = "setup") -> tuple[str, list[dict]]:
+        """Run ``code`` as cell ``cell``: its stdout and its display outputs; fails on an error."""
+        content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                   "allow_stdin": False, "stop_on_error": True}
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell})
+        self.kc.shell_channel.send(msg)
+        out, shown, error = [], [], None
+        while True:
+            reply = self.kc.get_iopub_msg(timeout=300)
+            if reply["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+                continue
+            kind, body = reply["msg_type"], reply["content"]
+            if kind == "stream":
+                out.append(body["text"])
+            elif kind in ("display_data", "execute_result"):
+                shown.append(body["data"])
+            elif kind == "error":
+                error = "\n".join(body["traceback"])
+            elif kind == "status" and body["execution_state"] == "idle":
+                break
+        assert error is None, error
+        return "".join(out), shown
+
+    def value(self, expr: str) -> Any:
+        return json.loads(self.run(f"print(__import__('json').dumps({expr}))")[0].strip().splitlines()[-1])
+
+    def stop(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+
+CELL = "%%gradtrace\nx = torch.tensor({k}., requires_grad=True)\ny = x ** 2\nz = y * {k}\nz.backward()\n"
+#: a bigger cell (a few training steps of a tiny MLP: a film of some size), run again and again
+BIG_CELL = ("%%gradtrace\ntorch.manual_seed(0)\nw1 = torch.randn(4, 8, requires_grad=True)\n"
+            "w2 = torch.randn(8, 1, requires_grad=True)\ndata = torch.randn(16, 4)\n"
+            "for epoch in range(6):\n    h = (data @ w1).relu()\n    loss = (h @ w2).pow(2).mean()\n"
+            "    loss.backward()\n    with torch.no_grad():\n        w1 -= 0.1 * w1.grad\n"
+            "        w2 -= 0.1 * w2.grad\n    w1.grad = None\n    w2.grad = None\n")
+COUNTS = ("[len(__import__('ipywidgets').widgets.widget._instances), "
+          "__import__('psutil').Process().memory_info().rss]")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["html", "anywidget"])
+def test_kernel_memory_stays_flat_over_cells_and_reruns(mode):
+    """50 traced cells and 20 re-runs of one cell in a real kernel: widgets and memory bounded."""
+    pytest.importorskip("jupyter_client")
+    pytest.importorskip("psutil")
+    kernel = Kernel()
+    try:
+        kernel.run("%load_ext gradtrace\nimport torch, gradtrace, ipywidgets, psutil, gc\n"
+                   f"gradtrace.notebook.settings.widget = {mode!r}")
+        for k in range(3):  # first-time imports and caches are not growth
+            kernel.run(CELL.format(k=k + 100), cell=f"warm-{k}")
+        kernel.run("gc.collect()")
+        widgets0, rss0 = kernel.value(COUNTS)
+        for k in range(50):
+            _, shown = kernel.run(CELL.format(k=k + 1), cell=f"cell-{k}")
+            assert len(shown) == 1 and "text/html" in shown[0]
+            assert (WIDGET_MIME in shown[0]) == (mode == "anywidget")
+        kernel.run("gc.collect()")
+        widgets1, rss1 = kernel.value(COUNTS)
+        steppers = kernel.value("sum(type(w).__name__ == 'StepperWidget' "
+                                "for w in ipywidgets.widgets.widget._instances.values())")
+        kernel.run(BIG_CELL, cell="again")
+        kernel.run("gc.collect()")
+        widgets_big, rss_big = kernel.value(COUNTS)
+        for _ in range(20):
+            kernel.run(BIG_CELL, cell="again")
+        kernel.run("gc.collect()")
+        widgets2, rss2 = kernel.value(COUNTS)
+    finally:
+        kernel.stop()
+    mib = 1024 * 1024
+    print(f"{mode}: widgets {widgets0} -> {widgets1} -> {widgets_big} -> {widgets2}; RSS +{(rss1 - rss0) / mib:.1f} "
+          f"MiB over 50 cells, +{(rss2 - rss_big) / mib:.1f} MiB over 20 re-runs")
+    per_cell = (widgets1 - widgets0) / 50
+    if mode == "html":
+        assert widgets0 == widgets1 == widgets_big == widgets2 == 0, (widgets0, widgets1, widgets_big, widgets2)
+    else:
+        assert steppers == 53, steppers  # one stepper per cell shown, warm-up cells included
+        assert per_cell <= 2, f"{per_cell} widgets per cell (a stepper and its layout at most)"
+        assert widgets2 == widgets_big, "a re-run cell left its old widgets open"
+    # before: +36 MiB for these 20 re-runs (every run's widgets kept the film alive)
+    assert rss2 - rss_big < 12 * mib, f"20 re-runs of one cell grew the kernel by {(rss2 - rss_big) / mib:.1f} MiB"
+    assert rss1 - rss0 < 24 * mib, f"50 cells grew the kernel by {(rss1 - rss0) / mib:.1f} MiB"

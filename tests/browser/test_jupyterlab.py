@@ -305,6 +305,14 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
       .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a).filter(px => px < 11.99)""")
     assert small == []
     page.screenshot(path=str(artifacts / "jupyterlab-lesson01-backward.png"))
+    # every step: the picture and "what this step did" on screen together
+    page.keyboard.press("Home")
+    for i in range(int(root.locator(".gt-steplist option").count())):
+        page.wait_for_function(f"(r) => r.dataset.step === '{i}'", arg=root.element_handle())
+        event = root.locator(".gt-event").first
+        got = page.evaluate(BOTH_IN_VIEW_JS, [root.locator(".gt-graph").element_handle(), event.element_handle()])
+        assert got["graphTop"] >= got["top"] - 0.5 and got["lineBottom"] <= got["bottom"] + 0.5, (i, got)
+        page.keyboard.press("ArrowRight")
 
 
 def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:

@@ -326,6 +326,11 @@ def test_presenter_mode_answers_the_keys(stepper: Any, artifacts: Path) -> None:
     page.screenshot(path=str(artifacts / "page-presenter.png"))
     page.keyboard.press("Escape")
     assert "gt-present" not in (root.get_attribute("class") or "")
+    page.keyboard.press("Home")
+    page.keyboard.press(" ")  # play: steps on by itself, then space pauses
+    page.wait_for_function("() => document.querySelector('.gt-root').dataset.step === '1'")
+    page.keyboard.press(" ")
+    assert page.locator(".gt-controls button", has_text="play").count() == 1
 
 
 LOOP = """x = torch.tensor(2., requires_grad=True)

@@ -6,9 +6,12 @@ Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
   its trace as a stepper (see :mod:`gradtrace.notebook.magic`).
 - A :class:`~gradtrace.model.Trace` as the last expression of a cell shows the
   same stepper (``text/plain`` twin and a static ``text/html`` fallback included).
-- ``settings.widget`` picks the front end: ``"anywidget"`` (default),
-  ``"ipywidgets"`` (no custom JavaScript) or ``"html"`` (no widget); the
+- ``settings.widget`` picks the front end: ``"html"`` (default: the stepper as
+  self-contained HTML, which also steps saved, reopened and exported), ``"anywidget"``
+  (a widget as well) or ``"ipywidgets"`` (no custom JavaScript); the
   ``GRADTRACE_WIDGET`` environment variable sets its starting value.
+- ``%%gradtrace`` shows the names the cell binds or reads and what they reach;
+  ``%%gradtrace --all`` the whole notebook.
 
 IPython, anywidget and ipywidgets are imported only when used; without them a
 trace still shows as text, with a line saying what to install.
@@ -31,10 +34,14 @@ def trace_mimebundle(trace: Any, include: Any = None, exclude: Any = None) -> di
 
 
 def show(trace: Any, widget: str | None = None) -> Any:
-    """The widget for ``trace`` (``widget`` overrides ``settings.widget`` for this one)."""
+    """A stepper widget for ``trace``: ``widget`` is ``"anywidget"`` (default) or ``"ipywidgets"``."""
     from .display import widget_for
 
-    return widget_for(trace, widget)
+    kind = widget or (settings.widget if settings.widget != "html" else "anywidget")
+    if kind == "html":
+        raise ValueError("gradtrace.notebook.show makes a widget: use widget='anywidget' or 'ipywidgets' "
+                         "(a trace on its own shows as HTML)")
+    return widget_for(trace, kind)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -10,20 +10,28 @@ show its lines. If the cell raises, the trace up to the failing step is shown
 (the error marked on the last step), then the exception goes on to IPython,
 which prints the usual traceback and stops a "run all" as any failing cell does.
 
+The stepper shows what the cell touches: the names it binds or reads and the
+objects those reach (see :mod:`.scope`), not every tensor earlier cells left in
+the notebook. Ids are the cell's own (``t1`` is the first tensor the cell shows),
+so running the same cell again gives the same ids.
+
 Options::
 
-    %%gradtrace [--max-steps N] [--html OUT] [--no-widget]
+    %%gradtrace [--max-steps N] [--all] [--html OUT [--force]] [--no-widget]
 
 ``--max-steps`` caps the recorded steps (the code still runs to the end),
-``--html`` also writes the standalone stepper page to ``OUT``, ``--no-widget``
-shows the stepper as plain HTML instead of a widget.
+``--all`` shows every name of the notebook, ``--html`` also writes the
+standalone stepper page to ``OUT`` (an existing file that gradtrace did not
+write is left alone unless ``--force``), ``--no-widget`` shows the stepper as
+HTML even when ``settings.widget`` asks for a widget.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import types
-from typing import Any
+from typing import Any, cast
 
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -87,29 +95,81 @@ def _cell_traceback(exc: BaseException, filename: str) -> types.TracebackType | 
 class _Shown:
     """Display ``trace`` once, honouring the magic's options."""
 
-    def __init__(self, widget: bool, html_out: str | None, title: str | None = None) -> None:
+    def __init__(self, widget: bool, html_out: str | None, title: str | None = None, force: bool = False) -> None:
         self.widget = widget
         self.html_out = html_out
         self.title = title
+        self.force = force
 
     def __call__(self, trace: Trace) -> None:
         from .display import trace_mimebundle
 
         if self.html_out:
-            _write_html(trace, self.html_out)
+            _write_html(trace, self.html_out, self.force)
         display(trace_mimebundle(trace, widget=self.widget, title=self.title), raw=True)
 
 
-def _write_html(trace: Trace, path: str) -> None:
+#: what every stepper page gradtrace writes carries near its start (see :func:`ours`)
+PAGE_MARK = '<meta name="generator" content="gradtrace">'
+_MARK_WINDOW = 4096
+
+
+def ours(path: str) -> bool:
+    """True when ``path`` is a page gradtrace wrote (its generator mark is in its first bytes)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_MARK_WINDOW)
+    except OSError:
+        return False
+    return PAGE_MARK.encode("ascii") in head
+
+
+def html_refusal(path: str, force: bool) -> str | None:
+    """Why ``--html path`` must not write (a one-line message), or None when it may."""
+    if os.path.isdir(path):
+        return f"gradtrace: --html {path} is a folder; give a file name such as {os.path.join(path, 'trace.html')}"
+    if os.path.exists(path) and not force and not ours(path):
+        return (f"gradtrace: not writing {path}: it exists and gradtrace did not write it; "
+                "choose another name, or add --force to replace it")
+    return None
+
+
+def _marked(page: str) -> str:
+    """``page`` with the generator mark right after its ``<head>`` (once)."""
+    if PAGE_MARK in page[:_MARK_WINDOW]:
+        return page
+    lower = page[:_MARK_WINDOW].lower()
+    at = lower.find("<head>")
+    if at >= 0:
+        at += len("<head>")
+        return page[:at] + PAGE_MARK + page[at:]
+    return PAGE_MARK + "\n" + page
+
+
+def _write_html(trace: Trace, path: str, force: bool = False) -> None:
+    refusal = html_refusal(path, force)
+    if refusal is not None:  # checked again: the cell may have made the file meanwhile
+        print(refusal)
+        return
     try:
         from ..render.html import trace_html
 
-        page = str(trace_html(trace))
+        page = _marked(str(trace_html(trace)))
     except Exception as exc:
         print(f"gradtrace: could not write {path}: {exc}")
         return
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(page)
+    tmp = f"{path}.gradtrace-{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, path)
+    except OSError as exc:
+        print(f"gradtrace: could not write {path}: {exc}")
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return
     print(f"gradtrace: wrote the stepper page to {path}")
 
 
@@ -119,8 +179,10 @@ class GradtraceMagics(Magics):
 
     @magic_arguments()
     @argument("--max-steps", type=int, default=1000, help="record at most N steps (default 1000)")
+    @argument("--all", action="store_true", help="show every name of the notebook, not only the cell's own")
     @argument("--html", metavar="OUT", default=None, help="also write the standalone stepper page to OUT")
-    @argument("--no-widget", action="store_true", help="show the stepper as plain HTML, not as a widget")
+    @argument("--force", action="store_true", help="with --html: replace OUT even if gradtrace did not write it")
+    @argument("--no-widget", action="store_true", help="show the stepper as HTML, not as a widget")
     @cell_magic
     def gradtrace(self, line: str, cell: str) -> None:
         """Run the cell statement by statement and show its autograd trace as a stepper."""
@@ -129,24 +191,75 @@ class GradtraceMagics(Magics):
         if args.max_steps < 1:
             print("gradtrace: --max-steps must be at least 1")
             return
+        if args.force and not args.html:
+            print("gradtrace: --force only goes with --html OUT (it lets OUT replace a file gradtrace did not write)")
+            return
+        if args.html:
+            refusal = html_refusal(os.path.abspath(os.path.expanduser(args.html)), args.force)
+            if refusal is not None:  # before the cell runs: nothing half done
+                print(refusal)
+                return
         shell: Any = self.shell
         title = f"%%gradtrace · In [{shell.execution_count}]"
-        show = _Shown(widget=not args.no_widget, html_out=args.html, title=title)
-        run_traced(shell, cell, args.max_steps, show)
+        html_out = os.path.abspath(os.path.expanduser(args.html)) if args.html else None
+        show = _Shown(widget=not args.no_widget, html_out=html_out, title=title, force=args.force)
+        run_traced(shell, cell, args.max_steps, show, whole=args.all)
 
 
-def run_traced(shell: Any, cell: str, max_steps: int, show: Any) -> None:
+_LAST_VALUE = "__gradtrace_last_value__"
+
+
+def _compile(source: str, filename: str) -> types.CodeType:
+    """The cell's code; a final expression statement hands its value to ``_LAST_VALUE`` (``Out``)."""
+    tree = ast.parse(source, filename)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr) and not source.rstrip().endswith(";"):
+        call = ast.Call(func=ast.Name(_LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
+        tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last.value)), last)
+        ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec")
+
+
+def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
+               whole: bool = False) -> Trace:
+    """Run ``source`` in ``ns`` as a cell runs, recording the names it touches (every name with ``whole``).
+
+    Raises the cell's exception, as running it plainly would (:func:`gradtrace.last_trace`
+    then holds the trace up to the failing step).
+    """
+    __tracebackhide__ = True  # noqa: F841
+    from ..tracer import Tracer
+    from .scope import CellScope
+
+    code = _compile(source, filename)
+    view: Any = ns
+    if not whole:
+        try:
+            view = CellScope(ns, source)
+        except Exception:  # a cell the analysis cannot read: show the whole notebook rather than fail
+            view = ns
+    tracer = Tracer(source, filename, max_steps, globals_ns=cast(dict[str, Any], view))
+    ns[_LAST_VALUE] = value.append
+    try:
+        trace = tracer.run(lambda: exec(code, ns))
+    finally:
+        ns.pop(_LAST_VALUE, None)
+    if tracer.exception is not None:
+        raise tracer.exception
+    return trace
+
+
+def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
     """Trace ``cell`` in ``shell.user_ns``; show the trace; let the cell's exception reach IPython."""
     __tracebackhide__ = True  # noqa: F841
-    from ..tracer import last_trace, trace_code
+    from ..tracer import last_trace
 
     source = shell.transform_cell(cell)
     filename = cell_filename(shell, source)
     before = last_trace()
     value: list[Any] = []
     try:
-        trace = trace_code(source, shell.user_ns, filename=filename, max_steps=max_steps, raise_errors=True,
-                           last_value=value)
+        trace = trace_cell(source, shell.user_ns, filename, max_steps, value, whole=whole)
     except SyntaxError:
         raise  # nothing ran: IPython shows the syntax error as for any cell
     except BaseException as exc:

@@ -4,15 +4,22 @@ Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
 
 ``gradtrace.notebook.settings.widget`` picks the front end:
 
-``"anywidget"`` (default)
-    the stepper (``render/static/stepper.js``) inside an anywidget, every frame in
-    the browser, plus an ipywidgets play-speed slider.
+``"html"`` (default)
+    no widget: the self-contained stepper as ``text/html``, every frame in the
+    page. It steps in the live notebook, in the saved and reopened notebook (a
+    notebook saved by its user is trusted; an untrusted one shows the last step's
+    picture and the text twin), and in an nbconvert export, offline. The kernel
+    keeps nothing per cell.
+``"anywidget"``
+    the same stepper inside an anywidget, as well as the ``text/html``: ``step``
+    can be read from Python. A reopened notebook needs its saved widget state to
+    show it, and an nbconvert export of a notebook saved with widget state loads
+    the widget library from the network.
 ``"ipywidgets"``
     plain ipywidgets only, no custom JavaScript: a slider and one HTML page (the
     step's SVG and text) per step, for front ends that cannot load widget code.
-``"html"``
-    no widget at all: the standalone stepper as ``text/html`` (needs a trusted
-    notebook to run its script; otherwise the last step's picture shows).
+
+Widgets a cell made are closed when the same cell runs again.
 
 The environment variable ``GRADTRACE_WIDGET`` sets the starting value.
 """
@@ -24,20 +31,20 @@ import warnings
 
 __all__ = ["KINDS", "Settings", "settings"]
 
-KINDS = ("anywidget", "ipywidgets", "html")
+KINDS = ("html", "anywidget", "ipywidgets")
 
 
 class Settings:
     """Notebook display settings; assigning an unknown ``widget`` raises ``ValueError``."""
 
     def __init__(self) -> None:
-        self._widget = "anywidget"
+        self._widget = "html"
         wanted = os.environ.get("GRADTRACE_WIDGET", "").strip().lower()
         if wanted:
             try:
                 self.widget = wanted
             except ValueError as exc:
-                warnings.warn(f"{exc}; using 'anywidget'", stacklevel=2)
+                warnings.warn(f"{exc}; using 'html'", stacklevel=2)
 
     @property
     def widget(self) -> str:

@@ -903,6 +903,96 @@ function keyAction(key, s) {
   return table[key] || null;
 }
 
+// ------------------------------------------------------------------ zoom, presenter mode, play, save
+
+// Zoom and presenter mode of one stepper (`picture()` is the picture shown, `redraw()` draws the step again).
+function viewControl(v, picture, redraw) {
+  const { root, graph } = v;
+  const doc = root.ownerDocument;
+  const s = { zoom: 1, present: false };
+
+  function apply() {
+    picture().zoom(s.zoom);
+    v.zoom.level.textContent = `${Math.round(s.zoom * 100)}%`;
+  }
+
+  function fit(atLeast) {
+    const [w, hh] = picture().size;
+    if (!w || !hh) return 1;
+    const z = Math.min((graph.clientWidth - 16) / w, (graph.clientHeight - 16) / hh);
+    return Math.min(4, Math.max(atLeast, Number.isFinite(z) && z > 0 ? z : 1));
+  }
+
+  function zoomBy(d) {
+    if (d === 0) s.zoom = fit(0.25);
+    else s.zoom = Math.min(4, Math.max(0.25, Math.round(s.zoom * (d > 0 ? 1.25 : 0.8) * 100) / 100));
+    apply();
+    redraw();
+  }
+
+  // Full screen with large type; where full screen is refused (no user gesture, an iframe) the page-filling view stays.
+  function present(force) {
+    s.present = force === undefined ? !s.present : force;
+    root.classList.toggle("gt-present", s.present);
+    if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
+      root.requestFullscreen().catch(() => {});
+    } else if (!s.present && doc.fullscreenElement === root && doc.exitFullscreen) {
+      doc.exitFullscreen().catch(() => {});
+    }
+    requestAnimationFrame(() => {
+      s.zoom = s.present ? fit(1) : 1;
+      apply();
+      redraw();
+    });
+    root.focus({ preventScroll: true });
+  }
+
+  const onFullscreen = () => {
+    if (s.present && !doc.fullscreenElement) present(false);
+  };
+  doc.addEventListener("fullscreenchange", onFullscreen);
+  return {
+    apply, zoomBy, present,
+    get presenting() {
+      return s.present;
+    },
+    destroy() {
+      if (s.present) present(false);
+      doc.removeEventListener("fullscreenchange", onFullscreen);
+    },
+  };
+}
+
+// Play: one step every interval() ms up to the last step, then stop.
+function player(btn, pos, n, show, interval) {
+  let timer = null;
+  function pause() {
+    if (timer) clearInterval(timer);
+    timer = null;
+    btn.textContent = "play";
+  }
+  function start() {
+    if (pos() >= n - 1) show(0);
+    btn.textContent = "pause";
+    timer = setInterval(() => (pos() >= n - 1 ? pause() : show(pos() + 1)), interval());
+  }
+  return {
+    start, pause,
+    toggle: () => (timer ? pause() : start()),
+  };
+}
+
+// "Save this step": the picture as shown, as an SVG or a PNG file, made in the browser.
+function saveStep(film, step, picture, root, kind) {
+  if (!picture.svg) return;
+  const doc = root.ownerDocument;
+  const bg = getComputedStyle(root).getPropertyValue("--gt-bg").trim() || "#ffffff";
+  const text = `<?xml version="1.0" encoding="UTF-8"?>\n${pictureSvg(picture, bg)}`;
+  const name = fileStem(film, step);
+  if (kind === "svg") download(doc, svgDataUrl(text), `${name}.svg`);
+  else savePng(doc, text, picture.size, `${name}.png`, 2);
+}
+
 // ------------------------------------------------------------------ the stepper
 
 export function mount(el, film, options = {}) {
@@ -910,14 +1000,13 @@ export function mount(el, film, options = {}) {
   const n = steps.length;
   const kinds = eventKinds(film);
   const pairs = film.backward || [];
-  const state = { pos: 0, timer: null, selected: null, diff: false, before: false, sub: -1, zoom: 1,
-    present: false, text: false };
+  const state = { pos: 0, selected: null, diff: false, before: false, sub: -1, text: false };
   const cleanups = [];
   const doc = el.ownerDocument;
   const act = {
     show: (i) => show(i === Infinity ? n - 1 : i),
     step: (d) => show(state.pos + d),
-    play: () => playPause(),
+    play: () => play.toggle(),
     event: (d) => jumpEvent(d),
     loop: (which) => jumpLoop(which),
     walk: (d) => walk(d),
@@ -925,8 +1014,8 @@ export function mount(el, film, options = {}) {
     before: () => toggleBefore(),
     text: () => toggleText(),
     save: (kind) => save(kind),
-    present: () => togglePresent(),
-    zoom: (d) => zoomBy(d),
+    present: () => view.present(),
+    zoom: (d) => view.zoomBy(d),
     pick: (id) => select(id, true),
   };
   el.textContent = "";
@@ -972,7 +1061,7 @@ export function mount(el, film, options = {}) {
     }
     const ref = step.details[state.selected];
     v.popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
-    v.popover.place(anchor, state.present ? root : graph);
+    v.popover.place(anchor, view.presenting ? root : graph);
   }
 
   // -------------------------------------------------------------- drawing one step
@@ -992,7 +1081,7 @@ export function mount(el, film, options = {}) {
     b.diff.disabled = !pairs.length;
     b.before.disabled = !state.diff;
     const pressed = { walk: state.sub >= 0, diff: state.diff, before: state.before, text: state.text,
-      present: state.present };
+      present: view.presenting };
     for (const [k, on] of Object.entries(pressed)) b[k].setAttribute("aria-pressed", on ? "true" : "false");
   }
 
@@ -1002,7 +1091,7 @@ export function mount(el, film, options = {}) {
       graph.replaceChild(shown.el, picture.el);
       picture = shown;
       picture.select(state.selected);
-      applyZoom();
+      view.apply();
     }
     const frame = frameOf(shownIndex);
     const lines = step.reverse || [];
@@ -1109,82 +1198,16 @@ export function mount(el, film, options = {}) {
     render();
   }
 
-  // -------------------------------------------------------------- zoom and presenter mode
-  function applyZoom() {
-    picture.zoom(state.zoom);
-    v.zoom.level.textContent = `${Math.round(state.zoom * 100)}%`;
-  }
-
-  function fitZoom(atLeast) {
-    const [w, hh] = picture.size;
-    if (!w || !hh) return 1;
-    const z = Math.min((graph.clientWidth - 16) / w, (graph.clientHeight - 16) / hh);
-    return Math.min(4, Math.max(atLeast, Number.isFinite(z) && z > 0 ? z : 1));
-  }
-
-  function zoomBy(d) {
-    if (d === 0) state.zoom = fitZoom(0.25);
-    else state.zoom = Math.min(4, Math.max(0.25, Math.round(state.zoom * (d > 0 ? 1.25 : 0.8) * 100) / 100));
-    applyZoom();
-    render();
-  }
-
-  function togglePresent(force) {
-    state.present = force === undefined ? !state.present : force;
-    root.classList.toggle("gt-present", state.present);
-    if (state.present && root.requestFullscreen && doc.fullscreenElement !== root) {
-      root.requestFullscreen().catch(() => {}); // refused (no user gesture, an iframe): the page-filling view stays
-    } else if (!state.present && doc.fullscreenElement === root && doc.exitFullscreen) {
-      doc.exitFullscreen().catch(() => {});
-    }
-    requestAnimationFrame(() => {
-      state.zoom = state.present ? fitZoom(1) : 1;
-      applyZoom();
-      render();
-    });
-    root.focus({ preventScroll: true });
-  }
-
-  const onFullscreen = () => {
-    if (state.present && !doc.fullscreenElement) togglePresent(false);
-  };
-  doc.addEventListener("fullscreenchange", onFullscreen);
-  cleanups.push(() => doc.removeEventListener("fullscreenchange", onFullscreen));
-
-  // -------------------------------------------------------------- save, play
-  function save(kind) {
-    if (!n || !picture.svg) return;
-    const bg = getComputedStyle(root).getPropertyValue("--gt-bg").trim() || "#ffffff";
-    const text = `<?xml version="1.0" encoding="UTF-8"?>\n${pictureSvg(picture, bg)}`;
-    const name = fileStem(film, steps[state.pos]);
-    if (kind === "svg") download(doc, svgDataUrl(text), `${name}.svg`);
-    else savePng(doc, text, picture.size, `${name}.png`, 2);
-  }
-
-  function startPlay() {
-    if (state.pos >= n - 1) show(0);
-    controls.b.play.textContent = "pause";
-    state.timer = setInterval(() => {
-      if (state.pos >= n - 1) pause();
-      else show(state.pos + 1);
-    }, options.interval || 900);
-  }
-
-  function pause() {
-    if (state.timer) clearInterval(state.timer);
-    state.timer = null;
-    controls.b.play.textContent = "play";
-  }
-
-  function playPause() {
-    if (state.timer) pause();
-    else startPlay();
-  }
+  // -------------------------------------------------------------- zoom, presenter mode, play, save
+  const view = viewControl(v, () => picture, render);
+  cleanups.push(view.destroy);
+  const play = player(controls.b.play, () => state.pos, n, show, () => options.interval || 900);
+  const save = (kind) => n && saveStep(film, steps[state.pos], picture, root, kind);
 
   // Escape closes what is open, innermost first; false when nothing was.
   function escape() {
     if (v.popover.open) select(null, true);
-    else if (state.present) togglePresent(false);
+    else if (view.presenting) view.present(false);
     else if (state.diff) toggleDiff();
     else if (state.sub >= 0) walk(-state.sub - 1);
     else return false;
@@ -1196,8 +1219,8 @@ export function mount(el, film, options = {}) {
     get pos() {
       return state.pos;
     },
-    show: (i) => act.show(i), walk, playPause, escape, present: () => togglePresent(), jumpEvent, jumpLoop,
-    diff: toggleDiff, before: toggleBefore, text: toggleText, zoom: zoomBy,
+    show: (i) => act.show(i), walk, playPause: () => play.toggle(), escape, present: () => view.present(), jumpEvent,
+    jumpLoop, diff: toggleDiff, before: toggleBefore, text: toggleText, zoom: (d) => view.zoomBy(d),
   };
   function onKey(ev) {
     if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
@@ -1223,14 +1246,13 @@ export function mount(el, film, options = {}) {
     show,
     next: () => show(state.pos + 1),
     prev: () => show(state.pos - 1),
-    play: startPlay,
-    pause,
+    play: () => play.start(),
+    pause: () => play.pause(),
     get step() {
       return state.pos;
     },
     destroy() {
-      pause();
-      if (state.present) togglePresent(false);
+      play.pause();
       for (const f of cleanups) f();
       el.textContent = "";
     },

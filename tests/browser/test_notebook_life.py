@@ -1,0 +1,300 @@
+"""A notebook's life in a real JupyterLab: two traced cells, saving, reopening, exporting, hostile input.
+
+Lab is started with "save widget state" on (the harder case for a saved notebook),
+its notebooks written here with nbformat. Every expected name and number comes from
+running the same code with PyTorch here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import torch
+from lab import Lab, new_page, run_all, wait_idle
+
+import gradtrace
+
+REPO = Path(__file__).resolve().parents[2]
+LESSON = "01_reverse_mode.ipynb"
+SAVE_STATE = {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True}}
+LIMIT = 150_000  # bytes a lesson-sized stepper may add to the saved notebook
+
+WHATIF1 = """x = torch.tensor(42., requires_grad=True)
+x = x ** 2
+x3 = x ** 3
+f = x + x3
+x.retain_grad()
+f.backward()
+"""
+WHATIF2 = """x = torch.tensor(42., requires_grad=True)
+y = x ** 2
+x = y ** 3
+f = y + x
+x.retain_grad()
+f.backward()
+"""
+# Hostile text through every learner-controlled channel: a dict key (a name), a comment and a
+# string in the code, an autograd Function's class name (a node), an exception message.
+FLAG = "window.gtPwned=1"
+HOSTILE = f"""%%gradtrace
+# <img src=x onerror="{FLAG}"> <script>{FLAG}</script>
+evil = {{'<img src=x onerror="{FLAG}">': torch.ones(2, requires_grad=True)}}
+note = "</script><script>{FLAG}</script>"
+Bad = type('<svg onload="{FLAG}">', (torch.autograd.Function,), {{
+    'forward': staticmethod(lambda ctx, t: t * 2),
+    'backward': staticmethod(lambda ctx, g: g * 2)}})
+out = Bad.apply(evil['<img src=x onerror="{FLAG}">'])
+out.sum().backward()
+raise ValueError('<img src=x onerror="{FLAG}"> \\u202e done')
+"""
+
+
+def code_cell(source: str, cell_id: str) -> Any:
+    cell = nbformat.v4.new_code_cell(source)
+    cell["id"] = cell_id
+    return cell
+
+
+def write_notebook(path: Path, *sources: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.cells = [code_cell(src, f"c{i}") for i, src in enumerate(sources)]
+    nbformat.write(nb, path)
+
+
+def plain_tensor_names(source: str) -> set[str]:
+    """The names bound to tensors when ``source`` runs plainly in a fresh namespace."""
+    ns: dict[str, Any] = {"torch": torch}
+    exec(compile(source, "<plain>", "exec"), ns)  # noqa: S102 - the test's own program
+    return {k for k, v in ns.items() if isinstance(v, torch.Tensor)}
+
+
+def plain_grad() -> int:
+    x = torch.tensor(42., requires_grad=True)
+    (x ** 2 + x ** 3).backward()
+    assert x.grad is not None
+    return int(x.grad.item())
+
+
+@pytest.fixture(scope="module")
+def life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    src = tmp_path_factory.mktemp("life-src")
+    setup = "import torch\nimport gradtrace\n%load_ext gradtrace"
+    write_notebook(src / "two_cells.ipynb", setup, "%%gradtrace\n" + WHATIF1, "%%gradtrace\n" + WHATIF2)
+    write_notebook(src / "hostile.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'", HOSTILE)
+    shutil.copy(REPO / "notebooks" / LESSON, src / LESSON)
+    server = Lab(src, tmp_path_factory.mktemp("life"), log_name="life.log", settings=SAVE_STATE).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def stop_kernels(lab: Lab) -> None:
+    for kernel in lab.kernels():
+        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
+
+
+def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
+    """Open ``name`` as the only notebook (no tab restored from an earlier test), with its own kernel ready."""
+    stop_kernels(lab)
+    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
+    wait_idle(page, timeout)
+    tabs = page.locator(".jp-NotebookPanel").count()
+    assert tabs == 1, f"{tabs} notebooks open"
+
+
+def save(page: Any) -> None:
+    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
+
+
+VISIBLE_NAMES = """(root) => [...root.querySelectorAll('.gt-graph svg g[id^="gt-name"]')]
+  .filter(g => g.id !== 'gt-names' && !(g.getAttribute('class') || '').split(' ').includes('gt-hidden'))
+  .map(g => [...g.querySelectorAll('text')].map(t => t.textContent).join(' ').trim())"""
+VISIBLE_BOXES = """(root) => [...root.querySelectorAll('.gt-graph svg g[id^="gt-t"]')]
+  .filter(g => !(g.getAttribute('class') || '').split(' ').includes('gt-hidden')).length"""
+
+SVG_TEXTS = "(root) => [...root.querySelectorAll('.gt-graph svg text')].map(t => t.textContent)"
+
+
+def to_end(page: Any, root: Any) -> None:
+    root.locator(".gt-status").click()
+    page.keyboard.press("End")
+    last = page.wait_for_function("(r) => r.dataset.step !== '0' && r.dataset.step", arg=root.element_handle())
+    assert last
+
+
+def check_steps(page: Any, root: Any) -> None:
+    """The stepper answers the keyboard: ArrowRight moves from step 0 to 1."""
+    root.locator(".gt-status").click()
+    page.keyboard.press("Home")
+    page.wait_for_function("(r) => r.dataset.step === '0'", arg=root.element_handle())
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(r) => r.dataset.step === '1'", arg=root.element_handle())
+
+
+def test_second_cell_shows_only_its_own_objects(life: Lab, browser: Any, artifacts: Path) -> None:
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, life, "two_cells.ipynb")
+        run_all(page)
+        shown = []
+        for i in (1, 2):  # cell by cell: JupyterLab draws only the cells in view
+            cell = page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+            cell.scroll_into_view_if_needed()
+            root = cell.locator(".jp-OutputArea-output .gt-root")
+            root.locator("svg").first.wait_for(timeout=60_000)
+            to_end(page, root)
+            shown.append((set(root.evaluate(VISIBLE_NAMES)), root.evaluate(VISIBLE_BOXES)))
+        page.screenshot(path=str(artifacts / "lab-two-cells.png"))
+        save(page)
+    finally:
+        context.close()
+    assert shown[0][0] == plain_tensor_names(WHATIF1)
+    assert shown[1][0] == plain_tensor_names(WHATIF2), f"the second cell drew other cells' names: {shown[1][0]}"
+    alone = gradtrace.trace_code(WHATIF2, {"torch": torch})
+    assert shown[1][1] == len(alone.last.tensors), shown  # no boxes of the first cell's objects
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
+
+
+def test_reopened_notebook_shows_the_saved_steppers(life: Lab, browser: Any, artifacts: Path) -> None:
+    saved = json.loads((life.root / "two_cells.ipynb").read_text(encoding="utf-8"))
+    if not any(c.get("outputs") for c in saved["cells"]):
+        pytest.skip("needs the saved notebook of test_second_cell_shows_only_its_own_objects")
+    stop_kernels(life)
+    context, page, guard = new_page(browser)
+    try:
+        page.goto(life.url("lab/tree/two_cells.ipynb?reset"), wait_until="domcontentloaded")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+        text = ""
+        for i in (1, 2):  # cell by cell: JupyterLab draws only the cells in view
+            cell = page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+            cell.scroll_into_view_if_needed()
+            root = cell.locator(".jp-OutputArea-output .gt-root")
+            try:
+                root.locator("svg").first.wait_for(timeout=60_000)
+            except Exception:
+                page.screenshot(path=str(artifacts / "lab-reopened-failure.png"))
+                raise
+            text += cell.inner_text()
+            check_steps(page, root)
+        page.screenshot(path=str(artifacts / "lab-reopened.png"))
+        prompts = page.evaluate("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                                ".map(p => p.textContent.trim())")
+    finally:
+        context.close()
+    assert "model not found" not in text and "Error displaying widget" not in text
+    assert not any("*" in p for p in prompts), "the reopened notebook ran its cells"
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
+
+
+@pytest.fixture(scope="module")
+def saved_lesson(life: Lab, browser: Any, artifacts: Path) -> Path:
+    """Lesson 01 run in JupyterLab and saved (with widget state)."""
+    context, page, _ = new_page(browser)
+    try:
+        open_alone(page, life, LESSON)
+        run_all(page, timeout=240_000)
+        page.locator(".jp-OutputArea-output .gt-root svg").first.wait_for(timeout=60_000)
+        save(page)
+    except Exception as exc:
+        page.screenshot(path=str(artifacts / "lab-lesson-failure.png"))
+        errors = page.locator("[data-mime-type*='error']")
+        said = "\n".join(errors.all_inner_texts())[-3000:]
+        raise AssertionError(f"{exc}\n--- errors shown ---\n{said}\n--- lab log ---\n{life.log_tail()}") from exc
+    finally:
+        context.close()
+    stop_kernels(life)
+    return life.root / LESSON
+
+
+def test_saved_lesson_stores_the_stepper_once_and_small(saved_lesson: Path) -> None:
+    text = saved_lesson.read_text(encoding="utf-8")
+    nb = json.loads(text)
+    assert "widgets" in nb["metadata"], "JupyterLab saved no widget state: the case under test is missing"
+    outputs = [o for c in nb["cells"] for o in c.get("outputs", []) if "gt-embed" in json.dumps(o.get("data", {}))]
+    assert len(outputs) == 1
+    size = len(json.dumps(outputs[0]))
+    assert size <= LIMIT, f"the stepper adds {size} bytes to the saved notebook"
+    html = "".join(outputs[0]["data"]["text/html"])
+    film = re.search(r"<script type=[\"']application/json[\"'][^>]*>(.*?)</script>", html, re.S)
+    assert film is not None
+    sheet = json.loads(film[1])["sheets"][0]
+    line = re.search(r' d="([^"]{40,})"', sheet)
+    assert line is not None
+    assert text.count(line[1]) == 1, "the picture is stored twice"
+
+
+def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson: Path, browser: Any,
+                                                                    tmp_path: Path, artifacts: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(tmp_path), str(saved_lesson)],
+        capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page_file = tmp_path / LESSON.replace(".ipynb", ".html")
+    context, page, guard = new_page(browser)  # every request off this machine is aborted
+    try:
+        page.goto(page_file.as_uri())
+        root = page.locator(".gt-root")
+        root.locator("svg").first.wait_for(timeout=30_000)
+        assert root.count() == 1
+        check_steps(page, root)
+        to_end(page, root)
+        page.wait_for_timeout(200)
+        pictured = " ".join(root.evaluate(SVG_TEXTS))
+        page.screenshot(path=str(artifacts / "export-offline.png"))
+    finally:
+        context.close()
+    assert f"grad {plain_grad()}." in pictured, pictured[:2000]
+    assert guard.dialogs == [] and guard.errors == [], (guard.dialogs, guard.errors)
+    # nbconvert's own page loads its widget manager, require.js and MathJax from the network; nothing else may
+    ours = [u for u in guard.outside if not any(k in u.lower() for k in ("jupyter-widgets", "require", "mathjax"))]
+    assert ours == [], ours
+
+
+def test_hostile_text_through_the_widget_is_inert(life: Lab, browser: Any, artifacts: Path) -> None:
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, life, "hostile.ipynb")
+        run_all(page)
+        widget = page.locator(".jp-OutputArea-output .gt-root")
+        try:
+            widget.locator("svg").first.wait_for(timeout=60_000)
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-hostile-failure.png"))
+            raise
+        assert widget.count() == 1
+        assert page.locator(".jp-OutputArea-output .gt-embed").count() == 0, "the HTML stepper showed, not the widget"
+        to_end(page, widget)
+        widget.locator(".gt-graph svg g[id^='gt-n']:not([id^='gt-name']):not(.gt-hidden)",
+                       has_text="onload").first.click()
+        page.wait_for_timeout(500)
+        live = page.evaluate("""() => {
+          const outs = [...document.querySelectorAll('.jp-OutputArea-output')];
+          const bad = outs.flatMap(o => [...o.querySelectorAll('img, iframe, object, embed, script, svg [onload]')]);
+          return {bad: bad.map(e => e.outerHTML.slice(0, 120)), pwned: !!window.gtPwned};
+        }""")
+        shown = widget.inner_text() + " ".join(widget.evaluate(SVG_TEXTS))
+        page.screenshot(path=str(artifacts / "lab-hostile.png"))
+    finally:
+        context.close()
+    assert live == {"bad": [], "pwned": False}, live
+    assert '<img src=x onerror="window.gtPwned=1">' in shown  # shown as text
+    assert guard.dialogs == [] and guard.outside == [], (guard.dialogs, guard.outside)
