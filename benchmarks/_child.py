@@ -2,6 +2,7 @@
 
     python benchmarks/_child.py memory plain|traced    peak RSS of the MLP loop, plain or traced
     python benchmarks/_child.py chain gradtrace|torchviz N    the N-op chain: trace + folded picture, or torchviz
+    python benchmarks/_child.py model NAME plain|traced    peak RSS of one training step of a real model
 """
 
 from __future__ import annotations
@@ -66,13 +67,17 @@ def chain_gradtrace(n: int) -> dict[str, object]:
     t1 = time.perf_counter()
     step = trace.last
     assert step is not None
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    c1 = time.process_time() + kids.ru_utime + kids.ru_stime
     plan = fold(step)
     svg = dot_to_svg(plan_dot(step, plan))
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    c2 = time.process_time() + kids.ru_utime + kids.ru_stime
     t2 = time.perf_counter()
     del ns["h"]  # frees the 100k-node graph: must not crash
     t3 = time.perf_counter()
     return {
-        "trace_s": t1 - t0, "render_s": t2 - t1, "free_s": t3 - t2, "nodes": len(step.nodes),
+        "trace_s": t1 - t0, "render_s": t2 - t1, "render_cpu_s": c2 - c1, "free_s": t3 - t2, "nodes": len(step.nodes),
         "blocks": [b.label for b in plan.blocks], "svg_chars": len(svg), "recorded": len(trace),
         "unrecorded": trace.steps_unrecorded,
     }
@@ -95,6 +100,22 @@ def chain_torchviz(n: int) -> dict[str, object]:
     return {"result": result, "seconds": t1 - t0}
 
 
+def model_memory(name: str, kind: str) -> dict[str, object]:
+    import gradtrace
+
+    model, ids = workloads.transformers_models()[name]
+    ns = {"model": model, "ids": ids, "opt": torch.optim.SGD(model.parameters(), lr=0.01)}
+    exec(compile(workloads.TRAIN_STEP, "<warm-up>", "exec"), dict(ns))  # first-call allocations on both sides
+    reset = reset_peak()
+    before = peak_rss_mb()
+    if kind == "plain":
+        exec(compile(workloads.TRAIN_STEP, "<plain>", "exec"), ns)
+    else:
+        trace = gradtrace.trace_code(workloads.TRAIN_STEP, ns)
+        assert len(trace) > 0
+    return {"kind": kind, "peak_mb": peak_rss_mb(), "before_mb": before, "peak_reset": reset}
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "memory":
         out = memory(argv[1])
@@ -102,6 +123,8 @@ def main(argv: list[str]) -> None:
         out = chain_gradtrace(int(argv[2]))
     elif argv[0] == "chain":
         out = chain_torchviz(int(argv[2]))
+    elif argv[0] == "model":
+        out = model_memory(argv[1], argv[2])
     else:
         raise SystemExit(__doc__)
     print(json.dumps(out))

@@ -168,3 +168,25 @@ def chain_loss(n: int) -> torch.Tensor:
     for _ in range(n):
         h = h * 1.0001
     return h
+
+
+def transformers_models() -> dict[str, tuple[nn.Module, torch.Tensor]]:
+    """GPT-2 and BERT from small configs with random weights (nothing downloaded), with a batch of token ids.
+
+    Needs the ``bench`` extra (``transformers``); raises ImportError without it.
+    """
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (2, 16))
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_layer=2, n_head=2, n_embd=64, vocab_size=100, n_positions=32, bos_token_id=0, eos_token_id=0))
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, vocab_size=100,
+        max_position_embeddings=32, pad_token_id=0))
+    return {"GPT-2": (gpt2, ids), "BERT": (bert, ids)}
+
+
+#: One training step of a model named ``model`` on token ids named ``ids`` (with ``opt``, an optimizer).
+TRAIN_STEP = "opt.zero_grad()\nloss = model(ids, labels=ids).loss\nloss.backward()\nopt.step()\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -496,3 +497,31 @@ def test_real_models_with_attrs_and_after_backward(model):
     assert labelled(make_dot(loss, params).source) == before  # torchviz draws it too, but not with show_saved
     src = make_dot(loss, params, show_saved=True, show_attrs=True).source
     assert "freed" in src
+
+
+def test_svg_of_a_huge_graph_warns_and_points_at_show(monkeypatch):
+    from gradtrace.makedot import BIG_GRAPH
+    from gradtrace.render.svg import LayoutError
+
+    x = torch.ones(3, requires_grad=True)
+    wide = torch.stack([(x * i).sum() for i in range(BIG_GRAPH // 4)]).sum()
+    graph = make_dot(wide)
+    assert len(graph.body) > BIG_GRAPH
+    monkeypatch.setenv("GRADTRACE_DOT", "/nonexistent/dot")  # the warning comes before any layout: skip the long one
+    with pytest.warns(UserWarning, match=r"gradtrace\.show"), pytest.raises(LayoutError):
+        graph.svg()
+    small = make_dot(forum()[0])
+    with pytest.raises(LayoutError), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a small graph: no warning
+        small.svg()
+
+
+def test_a_custom_function_class_is_not_kept_across_calls():
+    """Node classes are cached across calls only when they are PyTorch's own (a learner's keeps its namespace)."""
+    from gradtrace import makedot
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    out = _Square.apply(x * 3).sum()
+    assert "_SquareBackward" in make_dot(out).source
+    assert type(out.grad_fn.next_functions[0][0]) not in makedot._BUILT_IN
+    assert type(out.grad_fn) in makedot._BUILT_IN  # SumBackward0: built in

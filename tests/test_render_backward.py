@@ -128,3 +128,52 @@ def test_a_second_backward_diff_shows_old_and_new_grad():
     old, new = second["diff"]["grad"][f"gt-{x}"].split(" → ")
     assert float(new) == ns["x"].grad.item() and float(old) == ns["x"].grad.item() / 2
     assert first["diff"]["grad"][f"gt-{x}"].startswith("None → ")
+
+
+def test_a_folded_picture_names_only_what_it_draws():
+    """A long loop is drawn folded: the walk and the diff point at drawn boxes and arrows only."""
+    from gradtrace.render.film import FILM_MAX_NODES
+
+    n = FILM_MAX_NODES + 40
+    src = (f"import torch\nh = torch.ones(1, requires_grad=True)\nfor _ in range({n}):\n    h = h * 1.5\n"
+           "h.sum().backward()\n")
+    trace = gradtrace.trace_code(src, {})
+    f = film(trace)
+    i = backward_step(trace)
+    (event,) = trace.steps[i].events_of("backward")
+    assert len(event.flow) > n  # type: ignore[union-attr]  # every node was watched ...
+    drawn = set(f["frames"][f["steps"][i]["frame"]]["visible"])
+    flow = f["steps"][i]["flow"]
+    assert flow and len(flow) < n  # ... the walk visits the drawn ones
+    for sub in flow:
+        assert sub["node"] in drawn and set(sub["edges"]) <= drawn and set(sub["grads"]) <= drawn
+    d = f["backward"][-1]["diff"]
+    assert set(d["freed"]) | set(d["grad"]) | set(d["kept"]) <= drawn
+    leaf = torch.ones(1, requires_grad=True)
+    h = leaf
+    for _ in range(n):
+        h = h * 1.5
+    h.sum().backward()
+    (changed,) = d["grad"].values()
+    shown = torch.tensor(float(changed.split("→ ")[1].strip("[]")))  # the float32 the text reads back as
+    assert changed.startswith("None → ") and torch.equal(shown.reshape(1), leaf.grad)
+
+
+def test_flow_has_the_ids_and_arithmetic_that_explain_prints():
+    x = torch.tensor(42.0, requires_grad=True)
+    x2 = x**2
+    x3 = x**3
+    f = x2 + x3
+    walk = str(gradtrace.explain(f))
+    trace = gradtrace.trace_code(FORUM_ORIGINAL, {})
+    flow = film(trace)["steps"][backward_step(trace)]["flow"]
+    sent = 0
+    for sub in flow:
+        head = sub["text"].split(":")[0]  # "n3 PowBackward0"
+        assert head in walk
+        for line in sub["text"].split("\n")[1:]:
+            if line.startswith("sends to "):
+                target, arithmetic = line.removeprefix("sends to ").split(": ", 1)
+                assert f"→ {target} (" in walk and arithmetic in walk, (line, walk)
+                sent += 1
+    assert sent == sum(1 for s in flow for edge in s["edges"] if edge.startswith("gt-e-next-"))

@@ -239,3 +239,16 @@ def test_no_box_row_is_cut_mid_word(program):
             for row in box.rows:
                 assert len(row.text) <= LIMIT + 5
                 assert not row.text.endswith("…") or row.text[-2] != " "
+
+
+def test_a_folded_picture_hides_attributes_too():
+    from gradtrace.render.fold import MAX_NODES
+    from gradtrace.render.graph import step_graph
+
+    src = f"import torch\nh = torch.ones(2, 2, requires_grad=True)\nfor _ in range({MAX_NODES}):\n    h = h @ h.t()\n"
+    step = gradtrace.trace_code(src, {}).steps[-1]
+    attrs = {k for n in step.nodes.values() for k, _ in n.attrs}
+    assert attrs and len(step.nodes) > MAX_NODES
+    source = step_graph(step).source
+    assert "gt-n" in source and not any(f"{a}=" in source for a in attrs)
+    assert any(f"{a}=" in step_graph(step, show_attrs=True).source for a in attrs)

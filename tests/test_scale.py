@@ -340,3 +340,20 @@ def test_no_picture_of_any_step_hands_dot_more_boxes_than_the_limit(program, han
     film(trace)  # the stepper: one layout per distinct folded picture
     assert handed_to_dot and max(_boxes(s) for s in handed_to_dot) <= FILM_MAX_NODES
     assert gradtrace.show(torch.ones(1)).source  # nothing else draws through another path
+
+
+def test_each_block_says_what_it_unfolds_to(net_trace):
+    trace, ns = net_trace
+    step = trace.last
+    plan = fold(step, collapse=2, max_nodes=None)
+    unfolds = plan.unfolds()
+    assert set(unfolds) == {b.key for b in plan.blocks} == {"mod:net.layer1", "mod:net.layer2"}
+    for key, what in unfolds.items():
+        prefix = f"{what['module']}."
+        inside = [n.id for n in step.nodes.values() if n.module.startswith(prefix) and not n.is_accumulate]
+        assert sorted(what["nodes"]) == sorted(inside) and what["open"] == {"collapse": 3}
+        opened = fold(step, max_nodes=None, **what["open"])  # one level deeper: the block's modules show
+        assert key not in {b.key for b in opened.blocks}
+    chain_trace, _ = chain(100)
+    [(key, what)] = fold(chain_trace.last).unfolds().items()
+    assert what["kind"] == "fold" and len(what["nodes"]) == 100 and fold(chain_trace.last, min_repeat=0).blocks == ()

@@ -99,6 +99,11 @@ def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+#: kind() of PyTorch's built-in node classes, kept across calls (never a learner's class: it would keep
+#: the learner's namespace alive)
+_BUILT_IN: dict[type, tuple[int, str, str]] = {}
+
+
 class _Node:
     """One backward node met by the walk: its id, the node, its inputs, and what its saved values may name."""
 
@@ -125,7 +130,7 @@ class _Writer:
         self.by_obj: dict[int, _Node] = {}  # id(node wrapper) -> its record
         self.acc: dict[str, _Node] = {}  # leaf id -> its AccumulateGrad record
         self.keep: list[Any] = []  # wrappers whose id() is a key above
-        self.kinds: dict[type, int] = {}  # node class -> 0 plain, 1 AccumulateGrad, 2 custom Function
+        self.kinds: dict[type, tuple[int, str, str]] = dict(_BUILT_IN)  # see kind()
         self.nodes = 0
         self.names: dict[str, str] = {}
         self.outputs: set[str] = set()
@@ -145,41 +150,52 @@ class _Writer:
             self.objs[tid] = t
         return tid
 
-    def kind(self, node: Any) -> int:
+    def kind(self, node: Any) -> tuple[int, str, str]:
+        """Per node class: 0 plain, 1 AccumulateGrad, 2 custom Function; its name; its DOT label."""
         cls = type(node)
         k = self.kinds.get(cls)
         if k is None:
-            k = 1 if cls.__name__ == "AccumulateGrad" else 2 if hasattr(cls, "_forward_cls") else 0
-            self.kinds[cls] = k
+            from .tracer.graph import node_name
+
+            name = node_name(node)
+            code = 1 if cls.__name__ == "AccumulateGrad" else 2 if hasattr(cls, "_forward_cls") else 0
+            k = self.kinds[cls] = (code, name, _label(name))
+            if code != 2 and cls.__module__ == "builtins":  # a C++ node class
+                _BUILT_IN[cls] = k  # PyTorch's own node classes live as long as the process
         return k
 
     def walk(self, root: Any, out: Any) -> None:
         """Give every node reachable from ``root`` not met before an id, in the order a snapshot does."""
         if root is None:
             return
-        by_obj, acc = self.by_obj, self.acc
+        by_obj, acc, kinds = self.by_obj, self.acc, self.kinds
         stack = [root]
         new: list[_Node] = []
+        count = self.nodes
         while stack:
             node = stack.pop()
             if id(node) in by_obj:
                 continue
             leaf = None
-            if self.kind(node) == 1:
+            k = kinds.get(type(node)) or self.kind(node)
+            if k[0] == 1:
                 leaf = self.stamp(node.variable)
                 rec = acc.get(leaf)
                 if rec is not None:  # a second wrapper of the same leaf's accumulator
                     by_obj[id(node)] = rec
                     self.keep.append(node)
                     continue
-            self.nodes += 1
+            count += 1
             nexts = node.next_functions
-            rec = _Node(f"n{self.nodes}", node, nexts, leaf)
+            rec = _Node(f"n{count}", node, nexts, leaf)
             by_obj[id(node)] = rec
             if leaf is not None:
                 acc[leaf] = rec
             new.append(rec)
-            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+            for nxt, _ in nexts:
+                if nxt is not None:
+                    stack.append(nxt)
+        self.nodes = count
         known = len(self.objs)
         for rec in new:
             rec.known = known
@@ -229,9 +245,7 @@ class _Writer:
                 self.lines.append(f"\t{btid} -> {t} [style=dotted]\n")
 
     def graph(self, root: _Node) -> None:
-        from .tracer.graph import node_name
-
-        lines, drawn, by_obj = self.lines, self.drawn, self.by_obj
+        lines, drawn, by_obj, kinds = self.lines, self.drawn, self.by_obj, self.kinds
         details = self.show_saved or self.show_attrs
         stack = [root]
         while stack:
@@ -240,16 +254,13 @@ class _Writer:
             if nid in drawn:
                 continue
             drawn.add(nid)
-            name = node_name(rec.node)
+            code, name, label = kinds[type(rec.node)]
             if rec.leaf is not None:
                 self.tensor(rec.leaf, _COLOURS["leaf"])
                 lines.append(f"\t{rec.leaf} -> {nid}\n")
-                lines.append(f"\t{nid} [label={_label(name)}]\n")
-            elif details or self.kind(rec.node) == 2:
-                saved = self.saved(rec)
-                lines.append(f"\t{nid} [label={self.node_label(rec, name, saved)}]\n")
-            else:
-                lines.append(f"\t{nid} [label={_label(name)}]\n")
+            elif details or code == 2:
+                label = self.node_label(rec, name, self.saved(rec))
+            lines.append(f"\t{nid} [label={label}]\n")
             for nxt, _ in rec.nexts:
                 if nxt is not None:
                     child = by_obj[id(nxt)]

@@ -331,7 +331,9 @@ def _check_mutations(steps: list[Step], o: OracleStep, compound: bool, where: st
     kept = [
         k for k in _tensor_names(o.after) & _tensor_names(o.before) if o.after[k].obj is o.before[k].obj
     ]
-    events = [e for s in steps for e in s.events if e.kind == "mutate"]
+    # detach_() and requires_grad_() change flags in place and leave _version alone
+    events = [e for s in steps for e in s.events if e.kind == "mutate"
+              and not (e.op in ("detach_", "requires_grad_") and e.version_before == e.version_after)]  # type: ignore[union-attr]
     last = steps[-1]
     for k in kept:
         v0, v1 = o.before[k].version, o.after[k].version

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 
 from ..model import Step
 from .scene import GLYPH, LIMIT, Box, Link, Scene, scene
-from .words import clean
+from .words import clean, fit
 
 __all__ = [
     "step_dot", "graph_dot", "scene_dot", "html", "quote", "FILL", "MARK", "MARKS", "LINES", "LEGEND", "legend_table",
@@ -315,7 +315,7 @@ def legend_table(sc: Scene | None = None) -> str:
 def _graph_label(title: str | None, legend: bool, sc: Scene | None = None) -> str | None:
     rows = []
     if title:
-        rows.append(f'<TR><TD ALIGN="LEFT"><B>{html(title, 100)}</B></TD></TR>')
+        rows.append(f'<TR><TD ALIGN="LEFT"><B>{html(fit(title, 100))}</B></TD></TR>')
     if legend:
         rows.append(f'<TR><TD ALIGN="LEFT">{legend_table(sc)}</TD></TR>')
     if not rows:

@@ -421,29 +421,56 @@ def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, 
         explanation, culprits = _explained(trace, step, error)
     predicted = _prediction(step, upcoming)
     prediction = None if predicted is None else prediction_words(step, predicted)
+    frame = _frame(sc, rows)
     return {
         "index": step.index,
         "lineno": step.lineno,
         "code": step.code,
         "sheet": sheet,
-        "frame": frames.ref(_frame(sc, rows)),
+        "frame": frames.ref(frame),
         "events": [event_words(step, e) for e in step.events if not isinstance(e, Error)],
         "prediction": prediction,
         "predictions": [] if prediction is None else [prediction],
         "explanation": explanation,
         "culprits": [dom(k) for k in culprits],
         "reverse": [clean(line) for line in reverse_pass(step)],
-        "flow": flow(step, dom),
+        "flow": _drawn_flow(flow(step, dom), set(frame["visible"])),
         "details": _details(step, sc, details, own),
     }
 
 
-def _backward(trace: Trace, back: list[dict[str, str]]) -> list[dict[str, Any]]:
-    return [
-        {"step": i, "before": i - 1, "diff": diff(s, _dom_of(back[i]))}
-        for i, s in enumerate(trace.steps)
-        if i and s.events_of("backward")
-    ]
+def _drawn_flow(subs: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]]:
+    """The sub-steps of nodes the picture draws, naming only drawn arrows and boxes.
+
+    A folded picture draws a long run of nodes as one block: the walk steps over
+    those nodes (the reverse-pass text still lists them all).
+    """
+    out = []
+    for sub in subs:
+        if sub["node"] not in drawn:
+            continue
+        edges = {k: v for k, v in sub["edges"].items() if k in drawn}
+        grads = {k: v for k, v in sub["grads"].items() if k in drawn}
+        out.append({**sub, "edges": edges, "grads": grads})
+    return out
+
+
+def _drawn_diff(d: dict[str, Any], drawn: set[str]) -> dict[str, Any]:
+    return {
+        "freed": [k for k in d["freed"] if k in drawn],
+        "grad": {k: v for k, v in d["grad"].items() if k in drawn},
+        "kept": [k for k in d["kept"] if k in drawn],
+    }
+
+
+def _backward(trace: Trace, back: list[dict[str, str]], steps: list[dict[str, Any]],
+              frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for i, s in enumerate(trace.steps):
+        if i and s.events_of("backward"):
+            drawn = set(frames[steps[i]["frame"]]["visible"])
+            out.append({"step": i, "before": i - 1, "diff": _drawn_diff(diff(s, _dom_of(back[i])), drawn)})
+    return out
 
 
 def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) -> Film:
@@ -488,7 +515,7 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
             "frames": frames.rows,
             "details": details.rows,
             "steps": steps,
-            "backward": _backward(trace, back),
+            "backward": _backward(trace, back, steps, frames.rows),
             "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
             "marks": [
                 {"class": f"gt-m-{m}", "label": st.label, "color": st.color, "dark": st.dark, "glyph": st.glyph,

@@ -88,6 +88,20 @@ class Folded:
     def message(self) -> str:
         return " ".join(self.notes)
 
+    def unfolds(self) -> dict[str, dict[str, object]]:
+        """For a front end that opens one block on click: block key -> what it stands for and how to open it.
+
+        ``nodes`` are the ids of the backward nodes inside (in the step), ``module`` the
+        module path; ``open`` the :func:`fold` option that draws the block's contents:
+        ``collapse`` one level deeper for a module, ``min_repeat=0`` for a folded run.
+        """
+        out: dict[str, dict[str, object]] = {}
+        for b in self.blocks:
+            how = {"collapse": _depth(b.module) + 1} if b.kind == "module" else {"min_repeat": 0}
+            out[b.key] = {"kind": b.kind, "label": b.label, "module": b.module, "nodes": list(b.nodes),
+                          "open": how}
+        return out
+
 
 # ------------------------------------------------------------------ folding
 def _consumers(nodes: Mapping[str, NodeInfo]) -> dict[str, int]:

@@ -59,11 +59,13 @@ def step_graph(step: Step, *, compact: bool = False, max_nodes: int | None = MAX
     default :data:`~gradtrace.render.fold.MAX_NODES`) is drawn folded: repeated
     op runs as counted blocks, modules collapsed, the rest counted in a note
     (see :mod:`gradtrace.render.fold`); ``max_nodes=None`` always draws it all.
+    Node attributes are drawn only with ``show_attrs=True``.
     """
     size = len(step.nodes) + len(step.tensors) + len(step.bindings)
     if not compact and max_nodes is not None and size > max_nodes:
         plan = fold(step, max_nodes=max_nodes)
         options.pop("legend", None)
+        options.setdefault("show_attrs", False)  # internal attributes only when asked for, as in step_dot
         return Graph(plan_dot(step, plan, **options), folded_text(plan))
     source = graph_dot(step, **options) if compact else step_dot(step, **options)
     return Graph(source, step_text(step))

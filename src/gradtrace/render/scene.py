@@ -153,7 +153,7 @@ def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
     The state words are never cut: when the row is too long, the value is shortened.
     """
     target = f"{s.tensor} " if s.tensor else ""
-    name = f"{clean(s.name, 16)} = {target}"
+    name = f"{fit(s.name, 16)} = {target}"
     value = summary_text(s.value, 16)
     if s.state == ALIVE:
         return Row(_fitted(name, value, "", limit))
@@ -167,7 +167,7 @@ def node_rows(
 ) -> list[Row]:
     rows = [Row(fit(head_text(marks, f"{node.id} {op_name(node.name)}"), limit), "head")]
     if show_attrs:
-        rows += [Row(fit(f"{clean(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
+        rows += [Row(fit(f"{fit(k, 16)}={clean(v)}", limit)) for k, v in node.attrs]
     if show_saved:
         rows += [saved_row(s, limit) for s in node.saved]
     return rows

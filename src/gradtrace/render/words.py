@@ -115,8 +115,10 @@ def shape_text(shape: tuple[int, ...]) -> str:
 
 
 def summary_text(summary: Summary | None, limit: int | None = None) -> str:
-    """The short text of a value, ``-`` for none."""
-    return "-" if summary is None else clean(summary.text, limit)
+    """The short text of a value, ``-`` for none (fitted to ``limit`` between numbers)."""
+    if summary is None:
+        return "-"
+    return clean(summary.text) if limit is None else fit(summary.text, limit)
 
 
 def node_ref(step: Step, node_id: str | None) -> str:

@@ -48,8 +48,9 @@ from ..model import (
 )
 from . import safe
 from .flow import MAX_WATCHED_CALLS, watched
-from .graph import GraphBook, grad_fn_of, is_leaf_of, storage_of, version_of
+from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
+from .quiet import quiet
 from .recorder import BackwardCall, Recorder
 from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
@@ -103,6 +104,7 @@ class Tracer:
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
+        self.recorder.on_node = self._new_node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
@@ -117,6 +119,16 @@ class Tracer:
         self._last_line: dict[types.FrameType, tuple[int, int]] = {}
         self._mode_on = False
         self.internal_error: Exception | None = None
+        #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
+        self._labels: dict[types.FrameType, str] = {}
+        #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
+        self.foreign: list[str] = []
+        #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
+        self.entry: types.CodeType | None = None
+        #: tensor and node counts when the statement being run began
+        self._counts = (0, 0)
+        self._calls: dict[types.CodeType, int] = {}
+        self._live: dict[types.CodeType, int] = {}
 
     # ------------------------------------------------------------- running
     def run(self, call: Callable[[], Any]) -> Trace:
@@ -138,6 +150,7 @@ class Tracer:
         except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
             self.exception = exc
         finally:
+            taken = sys.gettrace() != self._global
             sys.settrace(old)
             self._stop_mode()
         if self.exception is not None:  # read untraced: its __str__ may be the learner's code
@@ -149,6 +162,14 @@ class Tracer:
                 self._finish(frame)
         except Exception as exc:
             self._internal_failure(exc)
+        if taken and self.internal_error is None:
+            last = self.steps[-1].lineno if self.steps else 0
+            warnings.warn(
+                "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
+                f"not follow it after line {last}: what ran later is credited to that line's step. The code "
+                "itself ran unchanged; take the sys.settrace call out to see every step.",
+                RuntimeWarning, stacklevel=3,
+            )
         final = None
         if self.capped and self.internal_error is None:
             try:
@@ -194,22 +215,42 @@ class Tracer:
             return False
         if frame.f_globals is frame.f_locals:
             return self.globals_ns is not None  # module level
+        if code is self.entry:
+            return True  # the function handed to trace(), also a lambda
         if code.co_name.startswith("<"):
             return False  # comprehensions, lambdas, generator expressions: one step with their statement
         return bool(code.co_flags & 0x1)  # CO_OPTIMIZED: a function, not a class body
 
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "call" and self._traced(frame):
+            self._enter_frame(frame)
             return self._local
         return None
+
+    def _enter_frame(self, frame: types.FrameType) -> None:
+        """Name the call: ``fib()``, or ``fib()#2`` for a call made while ``fib`` is already running."""
+        if frame in self._labels or frame.f_globals is frame.f_locals:
+            return
+        code = frame.f_code
+        calls = self._calls[code] = self._calls.get(code, 0) + 1
+        live = self._live.get(code, 0)
+        self._live[code] = live + 1
+        self._labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{calls}"
+
+    def _leave_frame(self, frame: types.FrameType) -> None:
+        if self._labels.pop(frame, None) is not None:
+            self._live[frame.f_code] -= 1
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         try:
             if event == "line":
                 self._line(frame)
+            elif event == "opcode":
+                self._opcode(frame)
             elif event == "return":
                 self._finish(frame)
                 self._last_line.pop(frame, None)
+                self._leave_frame(frame)
             elif event == "exception":
                 self._exception(frame, arg)
         except Exception as exc:  # a tracer failure must never surface in the learner's code
@@ -229,14 +270,39 @@ class Tracer:
         stmt = self.statements.get(frame.f_lineno)
         if stmt is None:
             return
+        if stmt.shared:  # several statements on this line: follow it instruction by instruction
+            frame.f_trace_opcodes = True
+            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+            if stmt is None:
+                return
+        elif frame.f_trace_opcodes:
+            frame.f_trace_opcodes = False
         lasti = frame.f_lasti
         pending = self.pending.get(frame)
-        if pending is not None and pending.stmt is stmt and not stmt.compound and lasti > pending.lasti:
+        if pending is not None and pending.stmt is stmt and lasti > pending.lasti:
             pending.lasti = lasti
-            return  # the same statement, continued on another line
+            return  # the same statement, continued on another line (or a decorated def's next line)
         if pending is not None:
             self._finish(frame)
         self.pending[frame] = _Pending(stmt, lasti)
+
+    def _opcode(self, frame: types.FrameType) -> None:
+        """An instruction on a line shared by several statements: a new step when it starts another."""
+        if self.recorder.in_backward:
+            return
+        stmt = self.statements.get(frame.f_lineno)
+        if stmt is None or not stmt.shared:
+            return
+        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+        if stmt is None:
+            return
+        pending = self.pending.get(frame)
+        if pending is not None and pending.stmt is stmt:
+            pending.lasti = frame.f_lasti
+            return
+        if pending is not None:
+            self._finish(frame)
+        self.pending[frame] = _Pending(stmt, frame.f_lasti)
 
     def _exception(self, frame: types.FrameType, arg: Any) -> None:
         exc = arg[1]
@@ -278,7 +344,7 @@ class Tracer:
         # (torch.no_grad().__exit__ ran through our own mode: Python code, a window).
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
-            with torch._C.DisableTorchFunction():
+            with quiet():
                 try:
                     torch._C._set_grad_enabled(False)
                     return self._take(frame, stmt, frame_name, error)
@@ -290,25 +356,32 @@ class Tracer:
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book = self.recorder, self.ids, self.book
-        book.touched(t for _op, t in rec.inplace)
-        tensor_count = ids.tensor_count
-        node_count = len(book.nodes)
+        book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
+        tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
         named = self._names(frame)
         bindings: dict[str, str] = {}
         for name, t in named:
-            bindings[name] = ids.stamp(t)[0]
+            tid, new = ids.stamp(t)
+            bindings[name] = tid
+            if new and _foreign_memory(t):
+                self.foreign.append(tid)
         for _name, out, _module in rec.ops:
             nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
                 book.link_output(nid, out)
         for _name, t in named:
             book.walk(grad_fn_of(t), output=t)
+        for _op, t in rec.inplace:  # changed in place by this statement: saved copies made before go stale
+            changed = ids.tensor(t)
+            if changed is not None:
+                book.mark_versions(changed, version_of(t))
         same = self._unchanged(bindings, error)
         if same is not None:
             rec.clear()
             book.done()
+            self._counts = (ids.tensor_count, len(book.nodes))
             return self._record(same, stmt, frame_name, bindings)
         events: list[Event] = []
         backward_events, backward_roots = self._backwards()
@@ -341,6 +414,7 @@ class Tracer:
         rec.clear()
         book.done()
         self.prev = step
+        self._counts = (ids.tensor_count, len(book.nodes))
         return step
 
     def _unchanged(self, bindings: dict[str, str], error: Error | None) -> Step | None:
@@ -351,7 +425,8 @@ class Tracer:
         and every visible tensor has the same version, grad_fn, ``.grad`` and flags.
         """
         prev, rec = self.prev, self.recorder
-        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked:
+        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked \
+                or rec.written or self.book.dirty:
             return None
         if len(bindings) != len(prev.bindings) or list(bindings.items()) != list(prev.bindings.items()):
             return None
@@ -378,6 +453,22 @@ class Tracer:
         self.prev = step
         return step
 
+    def _outside_writers(self) -> list[torch.Tensor]:
+        """Live tensors whose memory NumPy (or another owner) can write without torch knowing."""
+        out = []
+        for tid in self.foreign:
+            t = self.ids.obj(tid)
+            if t is not None:
+                out.append(t)
+        live = []
+        for ref in self.recorder.shared:
+            t = ref()
+            if t is not None:
+                out.append(t)
+                live.append(ref)
+        self.recorder.shared[:] = live
+        return out
+
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
         key = id(module)
@@ -396,22 +487,37 @@ class Tracer:
         if self.globals_ns is not None:
             _collect(self.globals_ns, "", out)
         frames = []
+        labels = self._labels
         while frame is not None:
-            if frame.f_code.co_filename == self.filename and frame.f_globals is not frame.f_locals:
+            if frame in labels:
                 frames.append(frame)
             frame = frame.f_back
         for f in reversed(frames):
-            _collect(f.f_locals, f.f_code.co_name + "().", out)
+            _collect(f.f_locals, labels[f] + ".", out)
         return out
 
     # graph changes ----------------------------------------------------------
+    def _new_node(self, out: torch.Tensor, module: str) -> None:
+        """A call just made ``out`` and its node: read what the node saved, now, before the
+        statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
+        if self.recorder.in_backward:
+            return
+        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        with quiet():
+            grad_mode = torch.is_grad_enabled()
+            try:
+                torch._C._set_grad_enabled(False)
+                self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
+            finally:
+                torch._C._set_grad_enabled(grad_mode)
+
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
         self._watched_calls += 1
         if self._watched_calls > MAX_WATCHED_CALLS:
             return run()
         try:
-            with torch._C.DisableTorchFunction():
+            with quiet():
                 for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order
                     self.book.walk(grad_fn_of(out), output=out, module=module)
                 fns = [grad_fn_of(r) for r in call.roots]
@@ -498,7 +604,7 @@ class Tracer:
         base = t._base
         return (
             version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape),
+            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape), data_ptr_of(t),
         )
 
     def _tensor_info(self, tid: str) -> TensorInfo:
@@ -548,8 +654,8 @@ class Tracer:
         frame: types.FrameType | None,
     ) -> list[Event]:
         prev = self.prev.bindings if self.prev is not None else {}
-        scopes = {""} | {name.split("().")[0] for name in bindings if "()." in name}
-        live_scopes = _frame_scopes(frame, self.filename)
+        scopes = {""} | {_scope_of(name) for name in bindings}
+        live_scopes = self._frame_scopes(frame)
         out: list[Event] = []
         for name, tid in bindings.items():
             old = prev.get(name)
@@ -561,12 +667,22 @@ class Tracer:
         for name, old in prev.items():
             if name in bindings:
                 continue
-            scope = name.split("().")[0] if "()." in name else ""
+            scope = _scope_of(name)
             if scope and scope not in live_scopes and scope not in scopes:
                 continue  # the function returned: its names went with it
             names, held = self._holders(old, bindings, nodes)
             out.append(Unbind(name, old, names, held))
         return out
+
+    def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
+        scopes = set()
+        labels = self._labels
+        while frame is not None:
+            label = labels.get(frame)
+            if label is not None:
+                scopes.add(label)
+            frame = frame.f_back
+        return scopes
 
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: dict[str, TensorInfo]) -> list[Event]:
         prev = self.prev.tensors if self.prev is not None else {}
@@ -595,6 +711,13 @@ class Tracer:
                     op=direct.get(tid, direct.get(via, "") if via else ""),
                 )
             )
+        done = {tid for tid, _v0, _v1 in mutated}
+        for tid, op in direct.items():  # in place on the flags, not the values: no version bump
+            was, now = prev.get(tid), tensors.get(tid)
+            if tid in done or op not in _FLAG_OPS or was is None or now is None:
+                continue
+            if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
+                out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
         return out
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
@@ -689,6 +812,9 @@ def _remove_mode(mode: Any) -> None:
             torch._C._push_on_torch_function_stack(m)
 
 
+#: in-place calls that change a tensor's autograd flags and leave its version alone
+_FLAG_OPS = frozenset({"detach_", "requires_grad_"})
+
 #: names a notebook shell keeps for itself (``Out`` holds every displayed result)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
@@ -711,6 +837,8 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
     elif safe.is_a(value, torch.nn.Module):
         for pname, p in safe.named_parameters(value):
             out.append((f"{name}.{pname}", p))
+        for bname, b in safe.named_buffers(value):  # running statistics, register_buffer
+            out.append((f"{name}.{bname}", b))
     elif safe.is_a(value, (list, tuple)):
         for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
             if safe.is_a(item, torch.Tensor) and not safe.is_lazy(item):
@@ -723,13 +851,26 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
                 out.append((f"{name}[{safe.safe_repr(key)}]", item))
 
 
-def _frame_scopes(frame: types.FrameType | None, filename: str) -> set[str]:
-    scopes = set()
-    while frame is not None:
-        if frame.f_code.co_filename == filename:
-            scopes.add(frame.f_code.co_name)
-        frame = frame.f_back
-    return scopes
+def _foreign_memory(t: torch.Tensor) -> bool:
+    """True when ``t``'s memory belongs to NumPy or a buffer (torch cannot resize it)."""
+    try:
+        return not t.untyped_storage().resizable()
+    except Exception:
+        return False
+
+
+def _scope_of(name: str) -> str:
+    """``fib()#3`` for ``fib()#3.a``, ``f()`` for ``f().xs[0]``, ``""`` for a module-level name."""
+    i = name.find("().")
+    j = name.find("()#")
+    if i < 0 and j < 0:
+        return ""
+    if j < 0 or 0 <= i < j:
+        return name[: i + 2]
+    k = j + 3
+    while k < len(name) and name[k].isdigit():
+        k += 1
+    return name[:k]
 
 
 def _reachable(root: str | None, nodes: dict[str, NodeInfo]) -> set[str]:
@@ -839,10 +980,29 @@ def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Trace:
     source = textwrap.dedent("".join(lines))
     last = first + len(lines) - 1
     tracer = Tracer(source, code.co_filename, DEFAULT_MAX_STEPS, None, first, (first, last))
+    tracer.entry = code
+    if code.co_name == "<lambda>":
+        _lambda_statement(tracer, source, first, code)
     result = tracer.run(lambda: fn(*args, **kwargs))
     if tracer.exception is not None:
         raise tracer.exception
     return result
+
+
+def _lambda_statement(tracer: Tracer, source: str, first: int, code: types.CodeType) -> None:
+    """A lambda's one step is its expression (the line around it may hold more)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and node.lineno + first - 1 == code.co_firstlineno:
+            text = ast.get_source_segment(source, node.body) or ast.unparse(node.body)
+            stmt = Statement(code.co_firstlineno, text, False)
+            end = (node.body.end_lineno or node.body.lineno) + first - 1
+            for line in range(code.co_firstlineno, end + 1):
+                tracer.statements[line] = stmt
+            return
 
 
 def last_trace() -> Trace | None:

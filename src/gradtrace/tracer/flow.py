@@ -19,6 +19,7 @@ import torch
 
 from ..model import Flow, Summary
 from .ids import Ids
+from .quiet import quiet
 from .summary import MAX_ELEMENTS, summarize
 
 #: Graphs larger than this are run without watching (the flow is left empty).
@@ -38,7 +39,7 @@ def _summary(g: Any) -> Summary | None:
 
 
 def _summaries(grads: Any) -> tuple[Summary | None, ...]:
-    with torch._C.DisableTorchFunction():
+    with quiet():
         return tuple(_summary(g) for g in grads)
 
 

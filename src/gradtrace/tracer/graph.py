@@ -23,6 +23,8 @@ from .ids import Ids
 from .summary import format_number, summarize
 
 _PREFIX = "torch::autograd::"
+#: what a saved value packed by a learner's hook shows (reading it would run the unpack hook)
+PACKED = "packed by a hook"
 # weak keys: a custom Function's node class holds the learner's namespace (through its
 # methods' globals); a strong cache would keep every traced cell's tensors alive
 _FIELDS: weakref.WeakKeyDictionary[type, tuple[tuple[str, ...], tuple[str, ...]]] = weakref.WeakKeyDictionary()
@@ -144,6 +146,14 @@ def storage_of(t: torch.Tensor) -> int | None:
         return None
 
 
+def data_ptr_of(t: torch.Tensor) -> int | None:
+    """Where ``t``'s values start; moves when ``t.data = ...`` or ``set_`` gives it other memory."""
+    try:
+        return int(t.data_ptr())
+    except Exception:  # sparse and other layouts without one
+        return None
+
+
 def version_of(t: torch.Tensor) -> int:
     try:
         return int(t._version)
@@ -159,10 +169,12 @@ class GraphBook:
         self.nodes: dict[str, NodeInfo] = {}
         #: tensor id -> [(node id, saved name)] of the nodes that saved it
         self.saved_by: dict[str, list[tuple[str, str]]] = {}
-        #: tensor id -> (version, summary of its values at that version)
-        self.summaries: dict[str, tuple[int, Summary]] = {}
+        #: tensor id -> ((version, data pointer), summary of its values then)
+        self.summaries: dict[str, tuple[tuple[int, int | None], Summary]] = {}
         #: storages written in place by the current statement (see :meth:`touched`)
         self.dirty: set[int | None] = set()
+        #: nodes whose saved values a learner's ``saved_tensors_hooks`` packed: never unpacked
+        self.packed: set[str] = set()
         #: id(tensor) -> (tensor, summary) for tensors with no id yet, during one snapshot
         self._fresh: dict[int, tuple[torch.Tensor, Summary]] = {}
 
@@ -176,7 +188,7 @@ class GraphBook:
         if self.dirty and storage_of(t) in self.dirty:
             value = summarize(t)
             if tid is not None:
-                self.summaries[tid] = (version_of(t) if version is None else version, value)
+                self.summaries[tid] = ((version_of(t) if version is None else version, data_ptr_of(t)), value)
             return value
         if tid is None:
             fresh = self._fresh.get(id(t))
@@ -187,12 +199,13 @@ class GraphBook:
             return value
         if version is None:
             version = version_of(t)
+        key = (version, data_ptr_of(t))  # ``t.data = ...`` keeps the version and moves the memory
         hit = self.summaries.get(tid)
-        if hit is not None and hit[0] == version:
+        if hit is not None and hit[0] == key:
             return hit[1]
         fresh = self._fresh.get(id(t))
         value = fresh[1] if fresh is not None and fresh[0] is t else summarize(t)
-        self.summaries[tid] = (version, value)
+        self.summaries[tid] = (key, value)
         return value
 
     def touched(self, targets: Iterable[torch.Tensor]) -> None:
@@ -204,8 +217,15 @@ class GraphBook:
         self.dirty = set()
         self._fresh.clear()
 
-    def walk(self, root: Any, output: torch.Tensor | None = None, module: str = "") -> list[str]:
-        """Record every node reachable from ``root`` not seen before; new ids in creation order."""
+    def walk(
+        self, root: Any, output: torch.Tensor | None = None, module: str = "", packed: bool = False
+    ) -> list[str]:
+        """Record every node reachable from ``root`` not seen before; new ids in creation order.
+
+        ``packed``: the new nodes were made while ``saved_tensors_hooks`` (or a checkpoint)
+        were active. Their saved values are handed to the learner's unpack hook on every
+        read, so they are never read: they show as packed by a hook.
+        """
         if root is None:
             return []
         new: list[tuple[str, Any, Any]] = []
@@ -220,6 +240,8 @@ class GraphBook:
             new.append((nid, node, nexts))
             stack.extend(nxt for nxt, _ in nexts if nxt is not None)
         root_id = new[0][0] if new else None
+        if packed:
+            self.packed.update(nid for nid, _, _ in new)
         for nid, node, nexts in reversed(new):
             info = self._info(nid, node, output if nid == root_id else None, nexts, module)
             self.nodes[nid] = info
@@ -238,6 +260,13 @@ class GraphBook:
             return NodeInfo(id=nid, name=name, inputs=inputs, variable=leaf, module=module)
         tensor_fields, attr_fields = saved_fields(node)
         attrs = read_attrs(node, attr_fields)
+        if nid in self.packed:
+            return NodeInfo(
+                id=nid, name=name, inputs=inputs, attrs=attrs,
+                saved=tuple(SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in tensor_fields),
+                output=None if out is None else ids.tensor(out),
+                value=None if out is None else self.summary(ids.tensor(out), out), module=module,
+            )
         pairs = read_saved(node, tensor_fields)
         pairs += custom_saved(node) or []
         saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
@@ -288,7 +317,7 @@ class GraphBook:
                 continue
             seen.add(nid)
             info = self.nodes.get(nid)
-            if info is not None and info.saved:
+            if info is not None and info.saved and nid not in self.packed:
                 self.nodes[nid] = self._recheck(node, info, freed)
             stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
         return sorted(freed, key=lambda p: (_order(p[0]), p[1]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +22,13 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..model import Flow
-from .graph import grad_fn_of
+from .graph import grad_fn_of, version_of
 
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
      "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imod__"}
 )
+_SHARES_MEMORY = frozenset({"numpy", "__array__"})
 _PASS = frozenset({"__get__", "__set__", "__delete__", "_set_grad_enabled", "__repr__", "__format__"})
 
 
@@ -40,6 +42,10 @@ class BackwardCall:
     retain_graph: bool
     create_graph: bool
     flow: list[Flow] = field(default_factory=list)
+
+
+def _inplace_name(name: str) -> bool:
+    return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
@@ -56,19 +62,59 @@ def _as_list(x: Any) -> list[torch.Tensor]:
     return []
 
 
+_FunctionType = types.FunctionType
+_BACKWARD = torch.Tensor.backward
+_AUTOGRAD_BACKWARD = torch.autograd.backward
+_AUTOGRAD_GRAD = torch.autograd.grad
+_DISPATCHER = torch.overrides.handle_torch_function.__code__
+_ORIGINALS: dict[types.CodeType, Any] = {}
+
+
+def original_of(func: Any) -> Any:
+    """The torch function whose body handed this call to the mode, when the learner replaced it.
+
+    A Python-level torch function (``Tensor.backward``, ``F.relu``) hands a call to the
+    mode by the name it is published under. After ``torch.Tensor.backward = wrapper``,
+    that name is the learner's wrapper, which already ran: calling it again would run
+    it twice. The function whose frame called the dispatcher is the one to run.
+    """
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return func
+    frame: types.FrameType | None = sys._getframe(2)
+    for _ in range(4):
+        if frame is None or frame.f_code is _DISPATCHER:
+            break
+        frame = frame.f_back
+    if frame is None or frame.f_code is not _DISPATCHER or frame.f_back is None:
+        return func
+    caller = frame.f_back.f_code
+    if caller is code:
+        return func
+    original = _ORIGINALS.get(caller)
+    if original is None:
+        import gc
+
+        found = [r for r in gc.get_referrers(caller) if isinstance(r, types.FunctionType) and r.__code__ is caller]
+        if not found:
+            return func
+        original = _ORIGINALS[caller] = found[0]
+    return original
+
+
 def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> BackwardCall | None:
-    if func is torch.Tensor.backward:
+    if func is _BACKWARD:
         create = bool(_arg(args, kwargs, 3, "create_graph", False))
         retain = _arg(args, kwargs, 2, "retain_graph", None)
         return BackwardCall("backward", _as_list(args[0] if args else kwargs.get("self")),
                             _arg(args, kwargs, 1, "gradient"), create if retain is None else bool(retain), create)
-    if func is torch.autograd.backward:
+    if func is _AUTOGRAD_BACKWARD:
         create = bool(_arg(args, kwargs, 3, "create_graph", False))
         retain = _arg(args, kwargs, 2, "retain_graph", None)
         return BackwardCall("autograd.backward", _as_list(_arg(args, kwargs, 0, "tensors")),
                             _arg(args, kwargs, 1, "grad_tensors"), create if retain is None else bool(retain),
                             create)
-    if func is torch.autograd.grad:
+    if func is _AUTOGRAD_GRAD:
         create = bool(_arg(args, kwargs, 4, "create_graph", False))
         retain = _arg(args, kwargs, 3, "retain_graph", None)
         return BackwardCall("autograd.grad", _as_list(_arg(args, kwargs, 0, "outputs")),
@@ -134,10 +180,15 @@ class Recorder(TorchFunctionMode):
         self.active = True
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
+        #: called with each output that carries a new node, as soon as the call returns, so
+        #: the node's saved values are read before the same statement changes them
+        self.on_node: Callable[[torch.Tensor, str], None] | None = None
         #: runs a backward call, watching it (set by the tracer); None runs it plainly
         self.watch: Callable[[BackwardCall, Callable[[], Any]], Any] | None = None
         self._modules: list[torch.nn.Module] = []
         self._handles: list[Any] = []
+        #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
+        self.shared: list[weakref.ref[torch.Tensor]] = []
         self.clear()
 
     def watch_modules(self) -> None:
@@ -163,6 +214,9 @@ class Recorder(TorchFunctionMode):
             self._modules.pop()
 
     def clear(self) -> None:
+        #: tensors a call may have written without bumping their version (in-place targets, even
+        #: when the call raised; ``out=``; a norm's running statistics)
+        self.written: list[torch.Tensor] = []
         #: (op name, output, module path) for outputs that carry a grad_fn, in call order
         self.ops: list[tuple[str, torch.Tensor, str]] = []
         #: (op name, target) for in-place calls
@@ -174,6 +228,8 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
+        if isinstance(func, _FunctionType):
+            func = original_of(func)
         if not self.active:
             return self._call(func, args, kwargs)
         name = getattr(func, "__name__", "")
@@ -189,15 +245,43 @@ class Recorder(TorchFunctionMode):
             finally:
                 self.in_backward -= 1
                 self.backwards.append(call)
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        v0 = None
+        try:
+            self._note_writes(name, args, kwargs)
+            if first is not None:
+                with torch._C.DisableTorchFunctionSubclass():
+                    v0 = version_of(first)
+        except Exception:
+            pass
         out = self._call(func, args, kwargs)
         try:
-            self._record(name, out, args)
+            with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
+                if first is not None and v0 is not None and version_of(first) != v0 and not _inplace_name(name):
+                    self.inplace.append((name, first))  # F.relu(x, inplace=True): in place under another name
+                self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
         return out
 
+    def _note_writes(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Before the call: what it may write, also if it raises halfway."""
+        written = self.written
+        if _inplace_name(name):
+            if args and isinstance(args[0], torch.Tensor):
+                written.append(args[0])
+        out = kwargs.get("out")
+        if out is not None:
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            written.extend(t for t in outs if isinstance(t, torch.Tensor))
+        if "norm" in name:  # batch/instance norm update their running statistics in the kernel
+            written.extend(a for a in args if isinstance(a, torch.Tensor))
+            written.extend(a for a in kwargs.values() if isinstance(a, torch.Tensor))
+        if name in _SHARES_MEMORY and args and isinstance(args[0], torch.Tensor):
+            self.shared.append(weakref.ref(args[0]))
+
     def _record(self, name: str, out: Any, args: tuple[Any, ...]) -> None:
-        if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER:
+        if _inplace_name(name):
             if args and isinstance(args[0], torch.Tensor):
                 self.inplace.append((name, args[0]))
         if isinstance(out, torch.Tensor):
@@ -211,6 +295,8 @@ class Recorder(TorchFunctionMode):
         if grad_fn_of(out) is not None:
             path = self.module_path(self._modules[-1]) if self._modules else ""
             self.ops.append((name, out, path))
+            if self.on_node is not None:
+                self.on_node(out, path)
             return
         if out.requires_grad:
             return

@@ -105,6 +105,15 @@ def named_parameters(module: Any, prefix: str = "") -> list[tuple[str, torch.Ten
     return [(clean(n), p) for n, p in found if is_a(p, torch.Tensor) and not is_lazy(p)]
 
 
+def named_buffers(module: Any) -> list[tuple[str, torch.Tensor]]:
+    """A module's buffers (running statistics, ``register_buffer``), lazy ones left out."""
+    try:
+        found = list(module.named_buffers())
+    except Exception:
+        return []
+    return [(clean(n), b) for n, b in found if is_a(b, torch.Tensor) and not is_lazy(b)]
+
+
 def named_modules(module: Any, prefix: str) -> list[tuple[str, Any]]:
     try:
         return [(clean(n), m) for n, m in module.named_modules(prefix=prefix)]

@@ -1,0 +1,499 @@
+"""Invariants 1-4 of a trace, checked against PyTorch run plainly (the fidelity harness).
+
+A program runs three times, each from the same seeds, in a fresh namespace:
+
+1. ``plain``: ``exec`` of the source, stdout and stderr captured;
+2. ``traced``: ``gradtrace.trace_code(..., raise_errors=False)``, the same captured;
+3. ``watched``: ``exec`` again under this module's own line hook (no gradtrace code),
+   which notes, each time a statement of the program finishes, which statement it
+   was (line, function) and the state of every tensor a name reaches: values,
+   version, ``grad_fn`` name and ``.grad``, copied at that moment.
+
+Then:
+
+- **invariant 1**: plain and traced print the same, raise the same, leave the same
+  random streams and the same names with bitwise-equal tensors and ``.grad``;
+- **invariant 3**: the trace's steps are the watched run's statements, in order;
+- **invariant 2**: each step's claims equal the live objects at that moment;
+- **invariant 4**: a step predicts that ``name.backward()`` fails on a stale saved
+  value iff running ``name.backward()`` on a copy of that moment... is not cheap, so
+  instead: the step after which the program calls ``backward()`` predicts failure
+  for that root iff the call fails with PyTorch's in-place error.
+
+Every expected figure comes from PyTorch in this process; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import random
+import sys
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+import gradtrace
+from gradtrace.model import Step, Trace
+
+from .differential import Raised, assert_same_exception, attr, same_tensor, version
+
+FILENAME = "<corpus>"
+#: torch's error when a saved value was changed in place
+STALE_ERROR = "modified by an inplace operation"
+
+
+# ------------------------------------------------------------------ running
+@dataclass
+class Outcome:
+    namespace: dict[str, Any]
+    exc: BaseException | None
+    stdout: str
+    stderr: str
+    rng: tuple[Any, ...]
+    trace: Trace | None = None
+
+
+def _seed() -> None:
+    torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+
+
+def _rng() -> tuple[Any, ...]:
+    return (torch.get_rng_state(), random.getstate(), np.random.get_state()[1].copy())
+
+
+def _run(source: str, traced: bool, max_steps: int) -> Outcome:
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    out, err = io.StringIO(), io.StringIO()
+    exc: BaseException | None = None
+    trace = None
+    _seed()
+    torch.set_grad_enabled(True)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        warnings.simplefilter("ignore")
+        try:
+            if traced:
+                trace = gradtrace.trace_code(source, ns, filename=FILENAME, max_steps=max_steps,
+                                             raise_errors=False)
+            else:
+                exec(compile(source, FILENAME, "exec"), ns)
+        except BaseException as e:  # noqa: BLE001 - the program's own failure (also an interrupt): compared
+            exc = e
+            if traced:  # an interrupt always reaches the caller; the trace is kept
+                trace = gradtrace.last_trace()
+    rng = _rng()
+    torch.set_grad_enabled(True)
+    return Outcome(ns, exc, out.getvalue(), err.getvalue(), rng, trace)
+
+
+# --------------------------------------------------------------- the watcher
+def _stmt_spans(source: str) -> list[tuple[ast.AST, tuple[int, int, int, int]]]:
+    """Every statement-like node (statements, except handlers, match cases) with its span."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.stmt, ast.ExceptHandler)) or type(node).__name__ == "match_case":
+            if type(node).__name__ == "match_case":
+                p = node.pattern  # type: ignore[attr-defined]
+                last = node.body[-1]  # type: ignore[attr-defined]
+                span = (p.lineno, p.col_offset, last.end_lineno, last.end_col_offset)
+            else:
+                span = (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0)
+            out.append((node, span))
+    return out
+
+
+def _header_lines(node: ast.AST) -> tuple[int, int]:
+    """First and last line a statement owns (a compound statement: its header only)."""
+    first = getattr(node, "lineno", None)
+    if first is None:  # match_case
+        first = node.pattern.lineno  # type: ignore[attr-defined]
+    decorators = getattr(node, "decorator_list", [])
+    if decorators:
+        first = min([first] + [d.lineno for d in decorators])
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        return first, max(first, body[0].lineno - 1)
+    return first, getattr(node, "end_lineno", first) or first
+
+
+_BACKWARD_CODES = {torch.Tensor.backward.__code__, torch.autograd.backward.__code__, torch.autograd.grad.__code__}
+
+
+def _in_backward(frame: types.FrameType | None) -> bool:
+    """True while a backward()/autograd.grad call is running (its hooks are part of that statement)."""
+    if torch._C._current_autograd_node() is not None:
+        return True
+    while frame is not None:
+        if frame.f_code in _BACKWARD_CODES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class Watcher:
+    """Notes each finished statement of ``FILENAME`` code and the state at that moment."""
+
+    def __init__(self, source: str) -> None:
+        self.spans = _stmt_spans(source)
+        self.lines: dict[int, list[ast.AST]] = {}
+        for node, _span in self.spans:
+            lo, hi = _header_lines(node)
+            for line in range(lo, hi + 1):
+                self.lines.setdefault(line, []).append(node)
+        self.moments: list[Moment] = []
+        self.current: dict[types.FrameType, tuple[ast.AST, int]] = {}
+        self.globals: dict[str, Any] = {}
+        self.calls: dict[types.CodeType, int] = {}
+        self.labels: dict[types.FrameType, str] = {}
+
+    def _innermost(self, line: int, col: int | None) -> ast.AST | None:
+        best = None
+        best_size = None
+        for node, (l0, c0, l1, c1) in self.spans:
+            if (l0, c0) <= (line, col or 0) <= (l1, c1):
+                size = (l1 - l0, c1 - c0 if l1 == l0 else 10**6)
+                if best_size is None or size < best_size:
+                    best, best_size = node, size
+        return best
+
+    def _stmt_at(self, frame: types.FrameType, line: int) -> ast.AST | None:
+        nodes = self.lines.get(line)
+        if not nodes:
+            return None
+        if len(nodes) == 1:
+            return nodes[0]
+        # several statements own this line: the instruction's column says which one
+        positions = list(frame.f_code.co_positions())
+        pos = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
+        if pos is None or pos[0] is None:
+            return None
+        return self._innermost(pos[0], pos[2])
+
+    def hook(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        if code.co_filename != FILENAME:
+            return None
+        if code.co_name == "<module>":
+            return self._local
+        if code.co_name.startswith("<") or not code.co_flags & 0x1:
+            return None  # lambdas, comprehensions and class bodies belong to their statement
+        # a call's label: ``f()``, or ``f()#k`` (k-th call of f) when f is already running
+        self.calls[code] = self.calls.get(code, 0) + 1
+        live = sum(1 for f in self.labels if f.f_code is code)
+        self.labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{self.calls[code]}"
+        return self._local
+
+    def _multi(self, line: int) -> bool:
+        return len(self.lines.get(line, ())) > 1
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if _in_backward(frame):
+            return self._local  # hooks and custom backward code run by backward(): part of that step
+        if event in ("line", "opcode"):
+            if event == "line":
+                frame.f_trace_opcodes = self._multi(frame.f_lineno)
+            stmt = self._stmt_at(frame, frame.f_lineno)
+            if stmt is not None:
+                cur = self.current.get(frame)
+                if cur is not None and cur[0] is stmt and (event == "opcode" or frame.f_lasti > cur[1]):
+                    self.current[frame] = (stmt, frame.f_lasti)
+                    return self._local
+                if cur is not None:
+                    self._finish(frame)
+                self.current[frame] = (stmt, frame.f_lasti)
+        elif event == "return":
+            self._finish(frame)
+            self.current.pop(frame, None)
+            self.labels.pop(frame, None)
+        return self._local
+
+    def _finish(self, frame: types.FrameType) -> None:
+        cur = self.current.get(frame)
+        if cur is None:
+            return
+        node = cur[0]
+        line = getattr(node, "lineno", None) or node.pattern.lineno  # type: ignore[attr-defined]
+        name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
+        self.moments.append(Moment(line, name, capture(self.globals, frame, self.labels)))
+
+
+@dataclass
+class Seen:
+    """One tensor as a name reached it at one moment."""
+
+    value: torch.Tensor
+    version: int | None
+    requires_grad: bool
+    grad_fn: str | Raised | None
+    grad: torch.Tensor | None
+    obj_id: int
+
+
+@dataclass
+class Moment:
+    lineno: int
+    frame: str
+    names: dict[str, Seen] = field(default_factory=dict)
+
+
+def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch.Tensor]]:
+    """Names as the trace spells them: ``x``, ``model.fc.weight``, ``bn.running_mean``, ``xs[0]``."""
+    out: list[tuple[str, torch.Tensor]] = []
+    for k, v in list(ns.items()):
+        if not isinstance(k, str) or k.startswith("_") or (not prefix and k in ("In", "Out")):
+            continue
+        if isinstance(v, torch.Tensor):
+            out.append((prefix + k, v))
+        elif isinstance(v, torch.nn.Module):
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters()]
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None]
+        elif isinstance(v, (list, tuple)):
+            out += [(f"{prefix}{k}[{i}]", t) for i, t in enumerate(v[:64]) if isinstance(t, torch.Tensor)]
+        elif isinstance(v, dict):
+            out += [(f"{prefix}{k}[{key!r}]", t) for key, t in list(v.items())[:64]
+                    if isinstance(t, torch.Tensor) and isinstance(key, (str, int))]
+    return out
+
+
+def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
+    if attr(t, "is_leaf") is True or t.retains_grad:
+        return t.grad
+    return None
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    """A plain dense copy (a subclass's class differs between runs; sparse has no ``equal``)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        t = t.detach()
+        if t.layout != torch.strided:
+            return t.to_dense()
+        return t.as_subclass(torch.Tensor).clone()
+
+
+def _seen(t: torch.Tensor) -> Seen:
+    with torch._C.DisableTorchFunction(), torch.no_grad():
+        fn = attr(t, "grad_fn")
+        g = _grad_of(t)
+        return Seen(
+            _copy(t), version(t), bool(t.requires_grad),
+            fn if fn is None or isinstance(fn, Raised) else fn.name().replace("torch::autograd::", ""),
+            None if g is None else _copy(g), id(t),
+        )
+
+
+def capture(globals_ns: dict[str, Any], frame: types.FrameType, labels: dict[types.FrameType, str]) -> dict[str, Seen]:
+    named = named_tensors(globals_ns)
+    frames = []
+    f: types.FrameType | None = frame
+    while f is not None:
+        if f in labels:
+            frames.append(f)
+        f = f.f_back
+    for f in reversed(frames):
+        named += named_tensors(f.f_locals, labels[f] + ".")
+    return {name: _seen(t) for name, t in named}
+
+
+def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
+    watcher = Watcher(source)
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    watcher.globals = ns
+    exc: BaseException | None = None
+    _seed()
+    old = sys.gettrace()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        sys.settrace(watcher.hook)
+        try:
+            exec(compile(source, FILENAME, "exec"), ns)
+        except BaseException as e:  # noqa: BLE001 - compared with the plain run
+            exc = e
+        finally:
+            sys.settrace(old)
+            for frame in list(watcher.current):
+                watcher._finish(frame)
+    torch.set_grad_enabled(True)
+    return watcher, exc
+
+
+# --------------------------------------------------------------- comparing
+def assert_same_thing(name: str, a: Any, b: Any) -> None:
+    """Values the program left behind: tensors bitwise, modules by state and grads, arrays exactly."""
+    # classes the program defines are made anew in each run: compare them by name
+    assert type(a).__qualname__ == type(b).__qualname__, f"{name}: {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, torch.Tensor):
+        assert a.layout == b.layout, name
+        assert same_tensor(_copy(a), _copy(b)), f"{name}: values differ\nplain  {a}\ntraced {b}"
+        assert version(a) == version(b), f"{name}: version {version(a)} vs {version(b)}"
+        fa, fb = attr(a, "grad_fn"), attr(b, "grad_fn")
+        na = fa.name() if fa is not None and not isinstance(fa, Raised) else fa
+        nb = fb.name() if fb is not None and not isinstance(fb, Raised) else fb
+        assert na == nb, f"{name}: grad_fn {na} vs {nb}"
+        ga, gb = _grad_of(a), _grad_of(b)
+        assert (ga is None) == (gb is None), f"{name}.grad: {ga} vs {gb}"
+        if ga is not None and gb is not None:
+            assert same_tensor(_copy(ga), _copy(gb)), f"{name}.grad differs\nplain  {ga}\ntraced {gb}"
+    elif isinstance(a, torch.nn.Module):
+        sa, sb = a.state_dict(keep_vars=True), b.state_dict(keep_vars=True)
+        assert list(sa) == list(sb), name
+        for k in sa:
+            assert_same_thing(f"{name}.{k}", sa[k], sb[k])
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"), name
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), name
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same_thing(f"{name}[{i}]", x, y)
+    elif isinstance(a, dict):
+        assert list(a) == list(b), name
+        for k in a:
+            assert_same_thing(f"{name}[{k!r}]", a[k], b[k])
+    elif isinstance(a, float) and a != a:
+        assert b != b, name
+    elif isinstance(a, (int, float, bool, str, complex, type(None))):
+        assert a == b, f"{name}: {a!r} vs {b!r}"
+
+
+def check_same_run(plain: Outcome, traced: Outcome) -> None:
+    """Invariant 1."""
+    assert plain.stdout == traced.stdout, f"stdout differs:\n{plain.stdout}\n---\n{traced.stdout}"
+    assert plain.stderr == traced.stderr, f"stderr differs:\n{plain.stderr}\n---\n{traced.stderr}"
+    assert traced.trace is not None
+    if plain.exc is None:
+        assert traced.trace.error is None, f"trace error {traced.trace.error} but the plain run succeeded"
+    else:
+        assert traced.trace.error is not None, f"plain run raised {plain.exc!r}, the trace has no error"
+        assert traced.trace.error.type == type(plain.exc).__name__
+        assert traced.trace.error.message == str(plain.exc)
+    assert torch.equal(plain.rng[0], traced.rng[0]), "torch's random stream differs"
+    assert plain.rng[1] == traced.rng[1], "Python's random stream differs"
+    assert np.array_equal(plain.rng[2], traced.rng[2]), "NumPy's random stream differs"
+    keys = [k for k in plain.namespace if not k.startswith("__")]
+    assert keys == [k for k in traced.namespace if not k.startswith("__")], "names differ"
+    for k in keys:
+        assert_same_thing(k, plain.namespace[k], traced.namespace[k])
+
+
+def _claim_values(summary: Any, like: torch.Tensor) -> torch.Tensor | None:
+    if summary is None or summary.values is None:
+        return None
+    values = summary.values
+    return torch.tensor(values, dtype=like.dtype).reshape(like.shape)
+
+
+def check_steps(trace: Trace, watcher: Watcher) -> None:
+    """Invariants 3 and 2: the steps are the statements that ran, and each tells the truth."""
+    steps = list(trace.steps)
+    moments = watcher.moments
+    if trace.steps_unrecorded == 0 and trace.final is None:
+        got = [(s.lineno, s.frame) for s in steps]
+        want = [(m.lineno, m.frame) for m in moments]
+        assert got == want, _first_difference(got, want, steps)
+    for step, moment in zip(steps, moments, strict=False):
+        assert (step.lineno, step.frame) == (moment.lineno, moment.frame)
+        check_claims(step, moment)
+
+
+def _first_difference(got: list[Any], want: list[Any], steps: list[Step]) -> str:
+    for i, (a, b) in enumerate(zip(got, want, strict=False)):
+        if a != b:
+            return f"step {i}: trace has {a} ({steps[i].code!r}), the program ran {b}\n" \
+                   f"trace  {got[max(0, i - 3):i + 4]}\nplain  {want[max(0, i - 3):i + 4]}"
+    return f"{len(got)} steps, {len(want)} statements ran\ntrace {got[-5:]}\nplain {want[-5:]}"
+
+
+def check_claims(step: Step, moment: Moment) -> None:
+    where = f"step {step.index} (line {step.lineno} {step.code!r})"
+    names = {n for n in moment.names}
+    assert set(step.bindings) == names, \
+        f"{where}: names {sorted(set(step.bindings) ^ names)} differ from the program's"
+    by_obj: dict[int, str] = {}
+    for name, seen in moment.names.items():
+        tid = step.bindings[name]
+        other = by_obj.setdefault(seen.obj_id, tid)
+        assert other == tid, f"{where}: {name} is the same object as another name but has id {tid}"
+        info = step.tensors[tid]
+        want_version = 0 if seen.version is None else seen.version
+        assert info.version == want_version, f"{where}: {name} version {info.version}, torch says {seen.version}"
+        assert tuple(info.shape) == tuple(seen.value.shape), f"{where}: {name} shape"
+        assert info.requires_grad == seen.requires_grad, f"{where}: {name}.requires_grad"
+        got_fn = None if info.grad_fn is None else step.nodes[info.grad_fn].name
+        want_fn = None if isinstance(seen.grad_fn, Raised) else seen.grad_fn
+        assert got_fn == want_fn, f"{where}: {name}.grad_fn {got_fn}, torch says {want_fn}"
+        claimed = _claim_values(info.value, seen.value)
+        if claimed is not None:
+            assert same_tensor(claimed, seen.value), \
+                f"{where}: {name} shown as {info.value.text}, it is {seen.value}"
+        if seen.grad is None:
+            assert info.grad is None, f"{where}: {name}.grad shown as {info.grad}, it is None"
+        else:
+            assert info.grad is not None, f"{where}: {name}.grad not shown, it is {seen.grad}"
+            claimed = _claim_values(info.grad, seen.grad)
+            if claimed is not None:
+                assert same_tensor(claimed, seen.grad), \
+                    f"{where}: {name}.grad shown as {info.grad.text}, it is {seen.grad}"
+
+
+def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None) -> None:
+    """Invariant 4: a step before the failing ``backward()`` predicts it, and none predicts a success.
+
+    Each step's predictions name roots; for each step whose next statement calls
+    ``<name>.backward()``, the prediction for ``name`` exists iff that call raised
+    PyTorch's in-place error.
+    """
+    steps = list(trace.steps)
+    for i, step in enumerate(steps[1:], start=1):
+        backs = [e for e in step.events if e.kind == "backward"]
+        calls = _backward_roots(step.code)
+        if not calls:
+            continue
+        before = steps[i - 1]
+        err = next((e for e in step.events if e.kind == "error"), None)
+        failed = err is not None and STALE_ERROR in err.message  # type: ignore[union-attr]
+        predicted = {p.root for p in before.predictions}
+        for root in calls:
+            if root not in before.bindings:
+                continue
+            if failed:
+                assert root in predicted, f"step {step.index} {step.code!r} failed on a stale value, no prediction"
+            else:
+                assert root not in predicted, \
+                    f"step {step.index} {step.code!r} ran fine, but step {before.index} predicted failure"
+        del backs
+
+
+def _backward_roots(code: str) -> list[str]:
+    """``y`` for a statement ``y.backward(...)`` (the only form whose outcome names a root)."""
+    try:
+        tree = ast.parse(code.strip())
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward" \
+                and isinstance(node.func.value, ast.Name) and not node.args and not node.keywords:
+            out.append(node.func.value.id)
+    return out
+
+
+# ------------------------------------------------------------------- all
+def check_fidelity(source: str, max_steps: int = 1000, steps_too: bool = True) -> Trace:
+    """Run ``source`` plain, traced and watched; assert invariants 1-4."""
+    plain = _run(source, traced=False, max_steps=max_steps)
+    traced = _run(source, traced=True, max_steps=max_steps)
+    check_same_run(plain, traced)
+    assert traced.trace is not None
+    if steps_too:
+        watcher, exc = run_watched(source)
+        assert_same_exception(plain.exc, exc)
+        check_steps(traced.trace, watcher)
+    check_predictions(source, traced.trace, plain.exc)
+    return traced.trace
