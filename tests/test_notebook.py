@@ -259,7 +259,13 @@ def test_cell_scope_reads_odd_cells_without_failing(shell):
         "try:\n    raise ValueError('x')\nexcept ValueError as e:\n    err = torch.ones(1)\n",
     ]
     expect = [{"g[0]"}, {"made"}, {"dyn"}, {"acc"}, set(), {"err"}]
-    shell.run_cell("import torch")
+    shell.run_cell("import torch\nclass Odd:\n    @property\n    def __class__(self):\n"
+                   "        raise RuntimeError('no')\n    def __getattr__(self, name):\n"
+                   "        raise RuntimeError('no')\nodd = Odd()\nleft = torch.ones(2)\n")
+    cells.append("seen = odd\nmine = torch.zeros(1)\n")
+    expect.append({"mine"})
+    assert shell.run_cell("%%gradtrace --no-widget\n" + cells[-1]).success
+    assert set(gradtrace.last_trace().last.bindings) == {"mine"}, "the odd object made the cell show the notebook"
     for cell, names in zip(cells, expect, strict=True):
         assert shell.run_cell("%%gradtrace --no-widget\n" + cell).success, cell
         assert names <= set(gradtrace.last_trace().last.bindings), (cell, gradtrace.last_trace().last.bindings)
