@@ -644,3 +644,14 @@ def test_packaging_metadata():
         assert req.specifier.contains(installed, prereleases=True), f"{req.name} {installed} is outside {req}"
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert "torch is deliberately not upper-bounded" in text and "graphviz-pure is pinned" in text
+
+
+def test_gradtraces_own_warnings_are_one_line_with_no_source_location(work):
+    script = "depth = 0\ndef f():\n    global depth\n    depth += 1\n    f()\nf()\n"
+    ours, theirs = _both(work, script)
+    assert ours.returncode == theirs.returncode == 1
+    assert "stopped recording" in ours.stderr
+    notes = [line for line in ours.stderr.splitlines() if "stopped recording" in line]
+    assert len(notes) == 1 and notes[0].startswith("gradtrace: ")
+    assert "/gradtrace/" not in ours.stderr and "RuntimeWarning" not in ours.stderr
+    assert theirs.stderr.splitlines()[-1] in ours.stderr.splitlines()  # RecursionError: ...

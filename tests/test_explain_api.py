@@ -46,8 +46,11 @@ def test_the_explain_package_is_callable_and_keeps_its_functions():
     y = x * x
     w = gradtrace.explain(y)
     assert w.leaf("x").after.values == x.grad.item()
-    assert gradtrace.explain.compare is gradtrace.compare
-    assert gradtrace.explain.explain_error is gradtrace.explain_error
+    from gradtrace.explain.compare import compare
+    from gradtrace.explain.errors import explain_error
+
+    assert gradtrace.explain.compare is compare
+    assert gradtrace.explain.explain_error is explain_error
 
 
 #: One statement making several nodes: a trace numbers them in creation order, but the tracer's first

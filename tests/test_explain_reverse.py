@@ -91,3 +91,12 @@ def test_a_hook_that_changes_a_gradient_is_said(on):
         assert fmt_values(unhooked["x"].grad.tolist()) in text
     else:
         assert fmt_values(unhooked["x"].detach().tolist()) in text
+
+
+def test_float64_behind_a_temporary_root_is_written_in_float64():
+    source = ("import torch\ntorch.manual_seed(0)\nx = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)\n"
+              "a = x @ x.t()\na = torch.exp(a)\na.sum().backward()\n")
+    plain, _ = run_plain(source)
+    step, _event = backward_step(source)
+    text = "\n".join(reverse_lines(step))
+    assert f"x (t1).grad = {fmt_values(plain['x'].grad.tolist(), 'float64')}" in text

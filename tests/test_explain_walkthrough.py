@@ -259,3 +259,33 @@ def test_sparse_gradients_are_explained_not_crashed_on():
     assert emb.weight.grad.is_sparse
     assert torch.equal(emb.weight.grad.to_dense(), plain.weight.grad.to_dense())
     assert fmt_values(plain.weight.grad.to_dense().tolist()) in w.to_text()
+
+
+def test_a_hook_on_the_root_is_said():
+    x = torch.tensor([7.0, 13.0], requires_grad=True)
+    f = (x * x).sum()
+    f.register_hook(lambda g: g * 3)
+    w = walkthrough(f, names={"x": x, "f": f})
+    plain = torch.tensor([7.0, 13.0], requires_grad=True)
+    (plain * plain).sum().backward()
+    assert torch.equal(x.grad, plain.grad * 3)
+    first = w.steps[0]
+    assert first.hook is not None and "f" in first.hook
+    assert first.hook.startswith(f"a hook changed the gradient on its way to f: {w.seed.text} was sent")
+
+
+def test_complex_numbers_are_written_in_their_precision_and_not_filled_in_with_real_rules():
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x.view(3)[1:]
+    f = (y.sum() * (1 + 2j)).abs()
+    w = walkthrough(f, names={"x": x, "y": y})
+    plain = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    (plain.view(3)[1:].sum() * (1 + 2j)).abs().backward()
+    assert torch.equal(x.grad, plain.grad)
+    text = w.to_text()
+    assert "the formula gives" not in text and "Wirtinger" in text
+    sent = torch.sgn(plain.detach().view(3)[1:].sum() * (1 + 2j))  # what AbsBackward0 sends, from PyTorch
+    assert sent.dtype == torch.complex64
+    assert fmt_values(sent.item(), "complex64") in text  # both parts in float32's shortest digits
+    assert repr(sent.item()) not in text
+    assert w.leaf("x").chain.endswith(fmt_values(x.grad.tolist()))

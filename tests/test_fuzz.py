@@ -29,6 +29,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from regressions.differential import check_program
 
+from gradtrace.explain import explain_error, walkthrough_of
+from gradtrace.explain._numbers import same_values
+from gradtrace.model import Backward, Trace
+
 Shape = tuple[int, ...]
 NAMES = ("a", "b", "c", "d", "e", "f")
 SHAPES: tuple[Shape, ...] = ((2, 3), (3,), (), (3, 2), (2, 3), (4,))
@@ -512,10 +516,33 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_explained(trace: Trace) -> None:
+    """Invariant 4, explain side: every recorded backward() is explained with PyTorch's own figures.
+
+    A filled-in rule never disagrees with the gradient PyTorch sent, each leaf's final figure is
+    the ``.grad`` the trace recorded, and an error is explained without raising.
+    """
+    if trace.error is not None:
+        assert explain_error(trace.error, trace).to_text()
+    for step in trace.steps:
+        for event in step.events:
+            if not isinstance(event, Backward) or not event.flow:
+                continue
+            walk = walkthrough_of(step, event)
+            assert walk.to_text()
+            for ws in walk.steps:
+                assert all(out.matches is not False for out in ws.outputs), (ws.node, ws.name, ws.outputs)
+            after = {c.tensor: c.after for c in event.grads}
+            for ws in walk.steps:
+                var = step.nodes[ws.node].variable
+                if ws.is_accumulate and var in after and after[var] is not None and ws.grad_after is not None:
+                    assert same_values(ws.grad_after.values, after[var].values), (ws.node, ws.grad_after)
+
+
 @FUZZ
 @given(programs())
 def test_traced_run_matches_plain_run(source: str) -> None:
-    check_program(source)
+    check_explained(check_program(source))
 
 
 @settings(FUZZ, max_examples=60)
@@ -549,7 +576,7 @@ def wide_programs(draw: st.DrawFn, dtype: str = "") -> str:
 
 def check_wide(source: str) -> None:
     # backward(create_graph=True) warns once per process (the plain run uses the warning up)
-    check_program(source, warnings_too=".backward(create_graph=True)" not in source)
+    check_explained(check_program(source, warnings_too=".backward(create_graph=True)" not in source))
 
 
 @WIDE
@@ -580,8 +607,8 @@ def module_programs(draw: st.DrawFn) -> str:
         "torch.nn.Linear(3, 2)",
         "torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))",
         "torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2), torch.nn.Sigmoid())",
-        "torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 2))",
-    ]))
+        "torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.ReLU(), torch.nn.Linear(3, 2))",
+    ]))  # ReLU(inplace=True): see test_value_saved_after_an_inplace_change_in_the_same_statement
     loss = draw(st.sampled_from(["out.pow(2).mean()", "torch.nn.functional.mse_loss(out, target)",
                                  "out.sum()", "torch.nn.functional.cross_entropy(out, labels)"]))
     lines = ["import torch", f"torch.manual_seed({seed})", f"model = {model}{dtype}",
@@ -594,9 +621,11 @@ def module_programs(draw: st.DrawFn) -> str:
         if extra:
             lines.append(extra)
         lines.append("loss.backward()")
-        step = draw(st.sampled_from(["sgd", "none", "optim"]))  # the `.data =` step: see the test below
+        step = draw(st.sampled_from(["sgd", "data", "none", "optim"]))
         if step == "sgd":
             lines += ["with torch.no_grad():", "    for p in model.parameters():", "        p -= 0.1 * p.grad"]
+        elif step == "data":
+            lines += ["for p in model.parameters():", "    p.data = p.data - 0.1 * p.grad.data"]
         elif step == "optim":
             lines += ["opt = torch.optim.SGD(model.parameters(), lr=0.1)", "opt.step()", "opt.zero_grad()"]
     return "\n".join(lines) + "\n"
@@ -605,11 +634,18 @@ def module_programs(draw: st.DrawFn) -> str:
 @settings(WIDE, max_examples=25)
 @given(module_programs())
 def test_modules_and_training_steps(source: str) -> None:
-    check_program(source)
+    check_explained(check_program(source))
 
 
-@pytest.mark.xfail(strict=True, reason="tracer: writes through `.data =` bump no version and the trace keeps "
-                   "showing the old value (issue 9, invariant 2)")
+@pytest.mark.xfail(strict=True, reason="tracer: a value saved after an in-place change made in the same statement "
+                   "is recorded with the values it had before that change (issue 9, invariant 2)")
+def test_value_saved_after_an_inplace_change_in_the_same_statement() -> None:
+    source = ("import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), "
+              "torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 2))\nxs = torch.randn(5, 3)\nout = model(xs)\n"
+              "loss = out.pow(2).mean()\nloss.backward()\n")
+    check_explained(check_program(source))
+
+
 def test_training_step_through_data() -> None:
     check_program("import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(3, 2)\nxs = torch.randn(5, 3)\n"
                   "loss = model(xs).pow(2).mean()\nloss.backward()\nfor p in model.parameters():\n"
@@ -644,7 +680,7 @@ def wrapper_program(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_RUN_TWICE = ("Tensor.backward", "F.relu", "Tensor.exp")
+_RUN_TWICE = ("Tensor.exp",)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_TRACER_WRAPPERS) if n in _RUN_TWICE else n for n in WRAPPED])

@@ -252,3 +252,16 @@ def test_a_folded_picture_hides_attributes_too():
     source = step_graph(step).source
     assert "gt-n" in source and not any(f"{a}=" in source for a in attrs)
     assert any(f"{a}=" in step_graph(step, show_attrs=True).source for a in attrs)
+
+
+def test_a_long_name_never_pushes_out_the_id_kind_or_version():
+    src = ("import torch\nthe_first_layer_weights_of_the_model = torch.ones(3, requires_grad=True)\n"
+           "another_rather_long_name = the_first_layer_weights_of_the_model\n"
+           "with torch.no_grad():\n    the_first_layer_weights_of_the_model.add_(1)\n")
+    ns, _ = run_plain(src)
+    step = next(s for s in gradtrace.trace_code(src, {}).steps if s.events_of("mutate"))
+    tid = step.bindings["the_first_layer_weights_of_the_model"]
+    text = head(step, tid)
+    version = ns["the_first_layer_weights_of_the_model"]._version
+    assert len(text) <= LIMIT and text.endswith(f" · {tid} leaf v{version}"), text
+    assert GLYPH["mutated"] in text

@@ -16,16 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the types mypy and editors see; at run time each is imported on first use
     from . import explain as explain
-    from .explain.compare import compare as compare
-    from .explain.errors import explain_error as explain_error
     from .explain.quiz import quiz as quiz
     from .makedot import make_dot as make_dot
     from .makedot import show as show
     from .model import Step as Step
     from .model import Trace as Trace
     from .notebook import load_ipython_extension as load_ipython_extension
-    from .run import Run as Run
-    from .run import run_traced as run_traced
     from .tracer import last_trace as last_trace
     from .tracer import snapshot as snapshot
     from .tracer import trace as trace
@@ -41,11 +37,7 @@ _API: dict[str, str] = {
     "trace": "gradtrace.tracer:trace",
     "snapshot": "gradtrace.tracer:snapshot",
     "last_trace": "gradtrace.tracer:last_trace",
-    "run_traced": "gradtrace.run:run_traced",
-    "Run": "gradtrace.run:Run",
     "explain": "gradtrace.explain",
-    "explain_error": "gradtrace.explain.errors:explain_error",
-    "compare": "gradtrace.explain.compare:compare",
     "quiz": "gradtrace.explain.quiz:quiz",
     "make_dot": "gradtrace.makedot:make_dot",
     "show": "gradtrace.makedot:show",

@@ -455,6 +455,9 @@ def _learner_warning(show: Callable[..., Any]) -> Callable[..., Any]:
     def show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                      line: str | None = None) -> None:
         try:
+            if _ours(str(filename)):  # gradtrace's own word on the trace: one line, not a source location
+                say(" ".join(str(message).split()))
+                return
             text = str(message)
             clean = without_our_frames(text)
             if clean != text:

@@ -32,6 +32,11 @@ def fmt_number(v: Any, dtype: str = "float32") -> str:
         return "True" if v else "False"
     if isinstance(v, int):
         return str(v)
+    if isinstance(v, complex):  # complex64 holds two float32 parts, complex128 two float64 parts
+        part = "float32" if "complex64" in dtype or "32" in dtype else "float64"
+        im = fmt_number(v.imag, part)
+        sign = "" if im.startswith("-") else "+"
+        return f"({fmt_number(v.real, part)}{sign}{im}j)"
     if not isinstance(v, float):
         return str(v)
     if math.isnan(v):
@@ -67,6 +72,23 @@ def fmt_values(values: Any, dtype: str = "float32") -> str:
     if isinstance(values, (list, tuple)):
         return "[" + ", ".join(fmt_values(v, dtype) for v in values) + "]"
     return fmt_number(values, dtype)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Whether two numbers or nested lists hold the same values (NaN equals NaN, as in the same tensor)."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))) or len(a) != len(b):
+            return False
+        return all(same_values(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, complex) or isinstance(b, complex):
+        return complex(a) == complex(b) or (same_values(complex(a).real, complex(b).real)
+                                            and same_values(complex(a).imag, complex(b).imag))
+    try:
+        return bool(a == b) or float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
 
 
 def superscript(n: int) -> str:

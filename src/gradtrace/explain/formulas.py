@@ -760,6 +760,11 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     if not have_torch():
         return Filled(node.id, node.name, True, note="torch is not installed here: the figures are the recorded "
                       "ones, without the arithmetic that makes them")
+    if "complex" in dtype or _has_complex(grad) or any(_has_complex(sv.value.values) for sv in node.saved
+                                                        if sv.value is not None):
+        return Filled(node.id, node.name, True, note="the rules above are written for real numbers; with complex "
+                      "numbers PyTorch multiplies by conjugates (Wirtinger calculus), so the figures shown are the "
+                      "ones it computed, not filled in")
     try:
         env = Env(node, _grad_tensor(grad, dtype), dtype, input_shapes)
     except (ValueError, TypeError) as exc:
@@ -768,6 +773,14 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
         return _fill_parts(formula, env, node, [0])
     wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
     return _fill_parts(formula, env, node, wanted)
+
+
+def _has_complex(values: Any) -> bool:
+    if isinstance(values, complex):
+        return True
+    if isinstance(values, (list, tuple)):
+        return any(_has_complex(v) for v in values)
+    return bool(hasattr(values, "is_complex") and values.is_complex())
 
 
 def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int]) -> Filled:

@@ -14,8 +14,9 @@ dtype and, where it cannot be, the recorded gradient is shown as it is.
 from __future__ import annotations
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import fmt_values, have_torch
+from ._numbers import fmt_values, have_torch, same_values
 from .formulas import fill_in
+from .walkthrough import _Builder
 
 
 def reverse_lines(step: Step) -> list[str]:
@@ -35,8 +36,9 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         root = "a temporary tensor" + (f" (its grad_fn is {node.id} {node.name})" if node is not None else "")
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them:"]
     arrived: dict[str, list[Summary]] = {}
-    dtype = _dtype(step, event)
+    dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:
+        dtype = dtype_of(flow.node)
         node = step.nodes.get(flow.node)
         name = node.name if node is not None else "?"
         parts = arrived.get(flow.node, [])
@@ -149,18 +151,6 @@ def _who(step: Step, tensor: str) -> str:
     return f"{names[0]} ({tensor})" if names else tensor
 
 
-def _dtype(step: Step, event: Backward) -> str:
-    info = step.tensors.get(event.root or "")
-    return info.dtype if info is not None else "float32"
-
-
 def _same(a: object, b: object) -> bool:
     """Whether the filled-in figures are exactly the values PyTorch sent."""
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, list) or isinstance(b, list):
-        return False
-    try:
-        return float(a) == float(b)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return a == b
+    return same_values(a, b)

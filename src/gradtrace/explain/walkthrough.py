@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import MAX_ELEMENTS, fmt_values, have_torch, to_tensor
+from ._numbers import MAX_ELEMENTS, fmt_values, have_torch, same_values, to_tensor
 from .formulas import Filled, fill_in, formula_for
 
 
@@ -175,6 +175,11 @@ def _compact(expr: str) -> str:
     return expr.replace(" · ", "·")
 
 
+#: How wide each dtype is under type promotion (a gradient takes its forward output's dtype).
+_WIDTH = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "bfloat16": 5,
+          "float32": 6, "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10}
+
+
 def _shape_of(summary: Summary | None) -> tuple[int, ...] | None:
     """The shape of a recorded gradient: from its values, or from a ``shape (2, 3)`` text."""
     if summary is None:
@@ -200,7 +205,12 @@ class _Builder:
         root = step.tensors.get(event.root or "")
         self.default_dtype = root.dtype if root is not None else "float32"
         self.root_node = event.root_node or (root.grad_fn if root is not None else None)
+        self._dtypes: dict[str, str] = {}
+        if root is None and self.root_node is not None:  # a temporary root: its dtype from its graph
+            self.default_dtype = self.dtype_at(self.root_node)
+            self._dtypes.clear()
         self.labels = self._labels(root_name)
+        self.seed: GradValue | None = None  # set once known: what backward() starts from
         self.flow = [f for f in event.flow if f.node in step.nodes]
         self.filled: dict[str, Filled | None] = {}
         self.arrivals: dict[str, list[tuple[str, int, GradValue]]] = {}
@@ -227,11 +237,34 @@ class _Builder:
         return labels
 
     def dtype_at(self, nid: str | None) -> str:
-        """The dtype of the gradient that flows into node ``nid`` (its forward output's dtype)."""
-        node = self.step.nodes.get(nid or "")
+        """The dtype of the gradient that flows into node ``nid``: its forward output's dtype.
+
+        When the output is not in the step (a temporary, or a tensor since rebound), the widest
+        dtype among the nearest inputs that are, as type promotion would make it.
+        """
+        found = self._dtypes.get(nid or "")
+        if found is not None:
+            return found
+        level, seen = [nid or ""], set()
+        while level:
+            dtypes = [d for d in (self._own_dtype(n) for n in level) if d is not None]
+            if dtypes:
+                found = max(dtypes, key=lambda d: _WIDTH.get(d, 0))
+                break
+            seen.update(level)
+            nxt = []
+            for n in level:
+                edges = self.step.nodes[n].inputs if n in self.step.nodes else ()
+                nxt += [e.node for e in edges if e is not None and e.node not in seen]
+            level = list(dict.fromkeys(nxt))
+        self._dtypes[nid or ""] = found or self.default_dtype
+        return self._dtypes[nid or ""]
+
+    def _own_dtype(self, nid: str) -> str | None:
+        node = self.step.nodes.get(nid)
         tid = None if node is None else (node.variable or node.output)
         info = self.step.tensors.get(tid or "")
-        return info.dtype if info is not None else self.default_dtype
+        return info.dtype if info is not None else None
 
     def value(self, summary: Summary | None, nid: str | None) -> GradValue | None:
         if summary is None:
@@ -296,7 +329,7 @@ class _Builder:
         for src, i, g in self.arrivals.get(nid, []):
             filled = self._fill(by_node[src])
             piece = filled.part(i) if filled else None
-            expr = piece.expr if piece is not None and piece.values == g.values else g.text
+            expr = piece.expr if piece is not None and same_values(piece.values, g.values) else g.text
             parts.append(Part(src, expr, g))
         if len(parts) < 2:
             return tuple(parts), None
@@ -322,7 +355,7 @@ class _Builder:
                 continue
             g = self.value(f.grad_out[i] if i < len(f.grad_out) else None, edge.node)
             piece = filled.part(i) if filled else None
-            matches = None if piece is None or g is None or g.values is None else piece.values == g.values
+            matches = None if piece is None or g is None or g.values is None else same_values(piece.values, g.values)
             outputs.append(Output(i, edge.node, self.labels.get(edge.node, ""), g,
                                   piece.text if piece else None, matches))
         rule = "; ".join(r.local for r in formula.rules) if formula else f"no formula recorded for {node.name}"
@@ -335,6 +368,8 @@ class _Builder:
     def _hooked(self, nid: str, parts: tuple[Part, ...],
                 grad_in: tuple[GradValue | None, ...]) -> tuple[GradValue | None, str | None]:
         """What was sent to node ``nid``, and a sentence when a tensor hook changed it on the way in."""
+        if nid == self.root_node and not parts and self.seed is not None and self.seed.values is not None:
+            parts = (Part("", self.seed.text, self.seed),)  # the root's own hook changes the seed
         if len(grad_in) != 1 or grad_in[0] is None or grad_in[0].values is None or not parts:
             return None, None
         if any(p.grad.values is None for p in parts):
@@ -348,7 +383,7 @@ class _Builder:
             dtype = parts[0].grad.dtype
             sent = GradValue(fmt_values(total.tolist(), dtype), total.tolist(), dtype, tuple(total.shape))
         got = grad_in[0]
-        if sent.values == got.values:
+        if same_values(sent.values, got.values):
             return sent, None
         who = self.labels.get(nid) or nid
         return sent, (f"a hook changed the gradient on its way to {who}: {sent.text} was sent, "
@@ -367,10 +402,13 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
         root_name = names[0] if names else "output"
     build = _Builder(step, event, root_name)
     seed = build.value(event.gradient, build.root_node)
+    if seed is None and root is not None and not root.shape:  # backward() of a number starts from 1
+        seed = GradValue(fmt_values(1.0, root.dtype), 1.0, root.dtype, ())
     if seed is None and build.flow and build.flow[0].grad_in:
         seed = build.value(build.flow[0].grad_in[0], build.root_node)
     if seed is None:
         seed = GradValue("1", 1, build.default_dtype, ())
+    build.seed = seed
     vjp = event.gradient is not None and root is not None and math.prod(root.shape) > 1
     if root is not None and root.grad_fn is None:  # backward() on a leaf: nothing to walk
         after = build.value(root.grad, None)

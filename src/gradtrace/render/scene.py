@@ -177,10 +177,15 @@ def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = L
                 marks: tuple[str, ...] = ()) -> list[Row]:
     """A tensor's rows; ``title`` (the names that refer to it) comes first, the id second."""
     t = step.tensors[tid]
-    head = f"{title} · {tid}" if title else tid
+    tail = f"{tid} {kind} v{t.version}"
+    if title:  # long names are shortened, never the id, kind or version after them
+        glyphs = head_text(marks, "")
+        head = _fitted(glyphs, title, f" · {tail}", limit)
+    else:
+        head = fit(head_text(marks, tail), limit)
     grad_cls = "grad" if t.grad is not None else ""
     return [
-        Row(fit(head_text(marks, f"{head} {kind} v{t.version}"), limit), "head"),
+        Row(head, "head"),
         Row("data " + fit(summary_text(t.value), limit - 5)),
         Row("grad " + fit(summary_text(t.grad), limit - 5), grad_cls),
         Row(fit(f"{t.dtype} {shape_text(t.shape)}", limit)),

@@ -97,7 +97,7 @@ def shown_filename(filename: str) -> str:
     norm = os.path.normpath(filename)
     temp = os.path.normpath(tempfile.gettempdir())
     base = os.path.basename(norm) or norm
-    if norm.startswith(temp + os.sep) or "ipykernel_" in norm or base.startswith("tmp"):
+    if norm.startswith(temp + os.sep) or "ipykernel_" in norm:
         return "your code"
     return clean(base)
 

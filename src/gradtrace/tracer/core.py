@@ -105,6 +105,7 @@ class Tracer:
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
         self.recorder.on_node = self._new_node
+        self.recorder.ours = self._global
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []

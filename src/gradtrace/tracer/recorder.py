@@ -180,6 +180,8 @@ class Recorder(TorchFunctionMode):
         self.active = True
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
+        #: the tracer's own trace function (another one installed is the program's)
+        self.ours: Any = None
         #: called with each output that carries a new node, as soon as the call returns, so
         #: the node's saved values are read before the same statement changes them
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
@@ -228,6 +230,10 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
+        tracer = sys.gettrace()
+        if tracer is not None and tracer != self.ours:  # the program's own trace function is on
+            sys.settrace(None)  # turned back on by _shielded, which it then does not see either
+            return self._shielded(tracer, func, args, kwargs)
         if isinstance(func, _FunctionType):
             func = original_of(func)
         if not self.active:
@@ -237,32 +243,65 @@ class Recorder(TorchFunctionMode):
             return self._call(func, args, kwargs)
         call = _backward_call(func, args, kwargs)
         if call is not None:
-            self.in_backward += 1
-            try:
-                if self.watch is None:
-                    return func(*args, **kwargs)
-                return self.watch(call, lambda: func(*args, **kwargs))
-            finally:
-                self.in_backward -= 1
-                self.backwards.append(call)
-        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
-        v0 = None
+            return self._backward(call, func, args, kwargs)
+        before = self._before(name, args, kwargs)
+        out = self._call(func, args, kwargs)
+        self._after(name, out, args, before)
+        return out
+
+    def _shielded(self, tracer: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call made while the program's own trace function is installed: it sees the call as
+        made (no stand-in frame) and none of the recording around it. Called with tracing off."""
+        try:
+            if isinstance(func, _FunctionType):
+                func = original_of(func)
+            name = getattr(func, "__name__", "")
+            call = None if not self.active or name in _PASS else _backward_call(func, args, kwargs)
+            before = self._before(name, args, kwargs) if self.active and call is None else None
+        finally:
+            sys.settrace(tracer)
+        if not self.active or name in _PASS:
+            return func(*args, **kwargs)
+        if call is not None:
+            return self._backward(call, func, args, kwargs)
+        out = func(*args, **kwargs)
+        sys.settrace(None)
+        try:
+            self._after(name, out, args, before)
+        finally:
+            sys.settrace(tracer)
+        return out
+
+    def _backward(self, call: BackwardCall, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.in_backward += 1
+        try:
+            if self.watch is None:
+                return func(*args, **kwargs)
+            return self.watch(call, lambda: func(*args, **kwargs))
+        finally:
+            self.in_backward -= 1
+            self.backwards.append(call)
+
+    def _before(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+        """What the call may write, noted before it runs; the version of its first argument."""
         try:
             self._note_writes(name, args, kwargs)
-            if first is not None:
+            if args and isinstance(args[0], torch.Tensor):
                 with torch._C.DisableTorchFunctionSubclass():
-                    v0 = version_of(first)
+                    return version_of(args[0])
         except Exception:
             pass
-        out = self._call(func, args, kwargs)
+        return None
+
+    def _after(self, name: str, out: Any, args: tuple[Any, ...], v0: int | None) -> None:
         try:
             with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
+                first = args[0] if args and isinstance(args[0], torch.Tensor) else None
                 if first is not None and v0 is not None and version_of(first) != v0 and not _inplace_name(name):
                     self.inplace.append((name, first))  # F.relu(x, inplace=True): in place under another name
                 self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
-        return out
 
     def _note_writes(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Before the call: what it may write, also if it raises halfway."""
