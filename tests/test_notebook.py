@@ -259,7 +259,13 @@ def test_cell_scope_reads_odd_cells_without_failing(shell):
         "try:\n    raise ValueError('x')\nexcept ValueError as e:\n    err = torch.ones(1)\n",
     ]
     expect = [{"g[0]"}, {"made"}, {"dyn"}, {"acc"}, set(), {"err"}]
-    shell.run_cell("import torch")
+    shell.run_cell("import torch\nclass Odd:\n    @property\n    def __class__(self):\n"
+                   "        raise RuntimeError('no')\n    def __getattr__(self, name):\n"
+                   "        raise RuntimeError('no')\nodd = Odd()\nleft = torch.ones(2)\n")
+    cells.append("seen = odd\nmine = torch.zeros(1)\n")
+    expect.append({"mine"})
+    assert shell.run_cell("%%gradtrace --no-widget\n" + cells[-1]).success
+    assert set(gradtrace.last_trace().last.bindings) == {"mine"}, "the odd object made the cell show the notebook"
     for cell, names in zip(cells, expect, strict=True):
         assert shell.run_cell("%%gradtrace --no-widget\n" + cell).success, cell
         assert names <= set(gradtrace.last_trace().last.bindings), (cell, gradtrace.last_trace().last.bindings)
@@ -272,11 +278,12 @@ def test_html_refuses_to_replace_a_file_it_did_not_write(shell, tmp_path, capsys
     mine.write_text('{"cells": []}', encoding="utf-8")
     shell.user_ns.pop("refused", None)
     result = shell.run_cell(f"%%gradtrace --no-widget --html {mine}\nrefused = 1\n")
-    assert result.success
-    said = capsys.readouterr().out
+    assert not result.success  # a usage error stops "Run All" as an error does
+    said = capsys.readouterr()
     assert mine.read_text(encoding="utf-8") == '{"cells": []}'
-    lines = [ln for ln in said.splitlines() if "not writing" in ln]
+    lines = [ln for ln in (said.out + said.err).splitlines() if "not writing" in ln]
     assert len(lines) == 1 and "--force" in lines[0] and str(mine) in lines[0], said
+    assert "Traceback" not in said.out + said.err
     assert "refused" not in shell.user_ns, "a usage error must stop before the cell runs"
     # a page gradtrace wrote may be written again; --force replaces anything
     page = tmp_path / "page.html"
@@ -288,8 +295,8 @@ def test_html_refuses_to_replace_a_file_it_did_not_write(shell, tmp_path, capsys
     assert shell.run_cell(f"%%gradtrace --no-widget --html {mine} --force\nrefused = 1\n").success
     assert "<html" in mine.read_text(encoding="utf-8").lower() and shell.user_ns["refused"] == 1
     assert not list(tmp_path.glob("*.tmp"))
-    shell.run_cell("%%gradtrace --no-widget --force\nb = 1\n")
-    assert "--force only goes with --html" in capsys.readouterr().out
+    assert not shell.run_cell("%%gradtrace --no-widget --force\nb = 1\n").success
+    assert "--force only goes with --html" in "".join(capsys.readouterr())
 
 
 # ---------------------------------------------------------------- payload

@@ -312,3 +312,92 @@ def test_through_a_view_only_for_real_views(code, line):
              and (v._base is w or w._base is v or (v._base is not None and v._base is w._base))}
     text = gradtrace.quiz(code, ask=REBIND_OR_MUTATE, line=line).check("mutation").explanation
     assert ("view" in text) == bool(views), text
+
+
+# ------------------------------------------------------------------ retries, hints and the answer box
+
+
+def _forum_grad() -> torch.Tensor:
+    x = torch.tensor(42.0, requires_grad=True)
+    (x**2 + x**3).backward()
+    assert x.grad is not None
+    return x.grad
+
+
+def test_a_wrong_answer_gets_a_hint_that_does_not_give_the_answer_away():
+    truth = _forum_grad().item()
+    q = gradtrace.quiz(FORUM, ask="x.grad")
+    low, high = q.check(str(truth - 1000)), q.check(str(truth + 1000))
+    assert not low and not high
+    assert "too low" in low.hint and "too high" in high.hint
+    for verdict in (low, high):
+        assert f"{truth:g}" not in verdict.hint and "product of the local derivatives" in verdict.hint
+        assert "Hint: " + verdict.hint in verdict.to_text()
+    right = q.check(f"{truth:g}")
+    assert right and right.hint == "" and "Hint" not in right.to_text()
+
+
+def test_hints_for_shapes_errors_lines_and_rebinding():
+    x = torch.from_numpy(np.array([1.0, 2.0, 3.0])).requires_grad_()
+    (x * x + 4).backward(x)
+    q = gradtrace.quiz(BLOG_VJP, ask="x.grad")
+    assert f"shape {tuple(x.grad.shape)}" in q.check("5").hint
+    typo = gradtrace.quiz(BLOG_TYPO, ask="x.grad")
+    assert "does not run" in typo.check("[4, 16]").hint
+    lines = gradtrace.quiz(FORUM, ask=GRAPH_LINES)
+    wrong = lines.check("1")
+    assert not wrong and "requires grad" in wrong.hint and lines.answer not in wrong.hint
+    rebind = gradtrace.quiz(WHATIF1, ask=REBIND_OR_MUTATE, line=3)
+    verdict = rebind.check("mutation")
+    assert not verdict and "line 3" in verdict.hint and "rebinding" in verdict.hint
+
+
+def test_attempts_retry_then_reveal():
+    from gradtrace.explain.quiz import Attempts
+
+    truth = _forum_grad().item()
+    attempts = Attempts(gradtrace.quiz(FORUM, ask="x.grad"))
+    assert "Type an answer" in attempts.submit("  ")
+    first = attempts.submit("1")
+    assert "Not quite" in first and "first try" in first and f"{truth:g}" not in first
+    assert attempts.submit("1") == first and attempts.tries == 1  # Enter then Check: one try
+    second = attempts.submit("2")
+    assert "try 2" in second and not attempts.solved
+    shown = attempts.reveal()
+    assert f"{truth:g}" in shown and "Answer:" in shown
+    assert "Right!" in attempts.submit(f"{truth:g}") and attempts.solved
+
+
+def test_answer_box_enter_submits_retries_and_shows_the_answer():
+    w = pytest.importorskip("ipywidgets")
+    from gradtrace.explain.quiz import answer_box
+
+    truth = _forum_grad().item()
+    view = answer_box(gradtrace.quiz(FORUM, ask="x.grad"), w)
+    _prompt, row, result = view.children
+    box, check, show = row.children
+    assert box.continuous_update is False  # the value reaches Python on Enter
+    assert show.layout.display == "none"
+    box.value = "3"  # what Enter does in the browser
+    assert "Not quite" in result.value and f"{truth:g}" not in result.value
+    assert show.layout.display != "none"
+    check.click()  # the same answer again counts once
+    assert "first try" in result.value
+    show.click()
+    assert f"{truth:g}" in result.value and show.layout.display == "none"
+    box.value = f"{truth:g}"
+    assert "Right!" in result.value
+
+
+def test_quiz_explanations_have_no_placeholders():
+    programs = [FORUM, WHATIF1, BLOG_VJP]
+    for code in programs:
+        for ask, line in (("x.grad", None), (GRAPH_LINES, None), (REBIND_OR_MUTATE, 3)):
+            q = gradtrace.quiz(code, ask=ask, line=line)
+            text = q.check("0").to_text() + q.check(q.answer).to_text()
+            assert "<" not in text.replace("<=", ""), text
+
+
+def test_the_html_prompt_says_what_to_do_without_a_kernel():
+    bundle = gradtrace.quiz(FORUM, ask="x.grad")._repr_mimebundle_()
+    assert "run this cell again" in bundle["text/html"] and "press Enter" in bundle["text/html"]

@@ -80,13 +80,15 @@ class Verdict:
     expected: str
     message: str
     explanation: str = ""
+    hint: str = ""
 
     def __bool__(self) -> bool:
         return self.correct
 
     def to_text(self) -> str:
         head = ("Right! " if self.correct else "Not quite. ") + self.message
-        return head + ("\n\n" + self.explanation if self.explanation else "")
+        hint = "" if self.correct or not self.hint else "\nHint: " + self.hint
+        return head + hint + ("\n\n" + self.explanation if self.explanation else "")
 
     __str__ = to_text
 
@@ -116,6 +118,11 @@ class Question:
         """The question as the learner reads it, with the code's numbered lines."""
         raise NotImplementedError
 
+    @property
+    def answer(self) -> str:
+        """PyTorch's answer, as text."""
+        raise NotImplementedError
+
     def check(self, answer: Any) -> Verdict:
         raise NotImplementedError
 
@@ -131,7 +138,7 @@ class Question:
     def _repr_mimebundle_(self, include: Collection[str] | None = None,
                           exclude: Collection[str] | None = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {"text/plain": self.prompt,
-                                  "text/html": f"<pre>{html.escape(self.prompt)}</pre>"}
+                                  "text/html": f"<pre>{html.escape(self.prompt)}</pre><p>{NO_KERNEL_NOTE}</p>"}
         view = self.widget()
         if view is not None:
             bundle.update({k: v for k, v in view._repr_mimebundle_().items() if k != "text/plain"})
@@ -206,7 +213,8 @@ class ValueQuestion(Question):
             ok, message = _check_error(given, truth)
         else:
             ok, message = _check_value(given, truth, self.ask, self.rtol)
-        return Verdict(ok, given, truth.text, message, self._explanation())
+        hint = "" if ok else _value_hint(given, truth, self.ask)
+        return Verdict(ok, given, truth.text, message, self._explanation(), hint)
 
     def _explanation(self) -> str:
         parts = [self._computed()]
@@ -232,6 +240,34 @@ class ValueQuestion(Question):
                      if any(leaf.label == name for leaf in w.leaves)
                      or any(label == name for step in w.steps for label, _ in step.retained)]
         return mentioned or list(self.run.walks)
+
+
+def _value_hint(given: str, truth: _Truth, ask: str) -> str:
+    """A nudge that does not give the answer away."""
+    looks_like_error = bool(re.search(r"error|exception|fails?|raises?", given.lower()))
+    if truth.kind == "error":
+        return ("the code does fail: which error does PyTorch raise?" if looks_like_error
+                else "read every line again: one of them does not run.")
+    if looks_like_error:
+        return "every line of this code runs without an error."
+    try:
+        value = parse_answer(given)
+    except ValueError:
+        return "answer with a number, a list such as [1, 2], None, True or False."
+    shape = _shape(value) if truth.kind == "tensor" else None
+    if truth.kind == "tensor" and shape is not None and shape != tuple(truth.shape):
+        return f"{ask} has {_shape_words(truth.shape)}, shape {tuple(truth.shape)}."
+    bits = []
+    if truth.kind == "tensor" and shape == () and isinstance(value, (int, float)) and not isinstance(value, bool):
+        target = float(next(iter(_flat(truth.values))))
+        if not math.isnan(target):
+            bits.append("your answer is too " + ("high." if value > target else "low."))
+    match = re.fullmatch(r"\s*([\w.]+?)\.grad\s*", ask)
+    if match:
+        name = match.group(1)
+        bits.append(f"{name}.grad adds up, over every path from the output back to {name}, "
+                    "the product of the local derivatives along it.")
+    return " ".join(bits) or "follow the code line by line and keep track of each tensor's value."
 
 
 def _walk_text(line: int, walk: Any, count: int) -> str:
@@ -492,7 +528,11 @@ class GraphLinesQuestion(Question):
                 bits.append(("lines " if len(extra) > 1 else "line ") + ", ".join(map(str, extra))
                             + (" add" if len(extra) > 1 else " adds") + " no node")
             message = f"The lines that add nodes are {self.answer}: " + "; ".join(bits) + "."
-        return Verdict(ok, given, self.answer, message, self._explanation())
+        count = len(right)
+        hint = "" if ok else ("a line adds backward nodes when it computes with a tensor that requires grad; "
+                              + (f"{count} line{'s' if count != 1 else ''} of this code do{'es' if count == 1 else ''}."
+                                 if count else "no line of this code does."))
+        return Verdict(ok, given, self.answer, message, self._explanation(), hint)
 
     def _explanation(self) -> str:
         out = ["Line by line, what each statement added to the graph:"]
@@ -540,8 +580,11 @@ class RebindQuestion(Question):
             return Verdict(False, given, self.truth,
                            f"Answer one of {', '.join(_ANSWERS)}. Line {self.line} is: {self.truth}.",
                            "\n".join(self.details))
+        hint = "" if picked == self.truth else (
+            f"does line {self.line} point a name at a new tensor object (rebinding), change an existing tensor's "
+            "values in place (mutation: a method ending in _, an indexed assignment, +=), both, or neither?")
         return Verdict(picked == self.truth, given, self.truth, f"Line {self.line} is: {self.truth}.",
-                       "\n".join(self.details))
+                       "\n".join(self.details), hint)
 
 
 def _read_rebind_answer(text: str) -> str | None:
@@ -638,24 +681,84 @@ def _in_kernel() -> bool:
     return shell is not None and hasattr(shell, "kernel")
 
 
+class Attempts:
+    """What a quiz box shows for each answer: a wrong one gets a hint and another try.
+
+    The answer is shown only when the learner gets it right or asks for it
+    (:meth:`reveal`). Submitting the same text twice in a row (Enter, then a
+    click on Check) counts once.
+    """
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+        self.tries = 0
+        self.solved = False
+        self._last: tuple[str, str] | None = None
+
+    def submit(self, text: str) -> str:
+        """The HTML to show for ``text``."""
+        given = str(text).strip()
+        if not given:
+            return "<div>Type an answer, then press Enter or Check.</div>"
+        if self._last is not None and self._last[0] == given:
+            return self._last[1]
+        verdict = self.question.check(given)
+        self.tries += 1
+        if verdict.correct:
+            self.solved = True
+            shown = verdict._html()
+        else:
+            tries = f"try {self.tries}" if self.tries > 1 else "first try"
+            hint = f"<div><b>Hint:</b> {html.escape(verdict.hint)}</div>" if verdict.hint else ""
+            shown = (f"<div><b style='color:#cf222e'>Not quite</b> ({tries}). {hint}"
+                     "<div>Change your answer and press Enter again, or press <i>Show answer</i>.</div></div>")
+        self._last = (given, shown)
+        return shown
+
+    def reveal(self) -> str:
+        """The answer with its explanation, as HTML."""
+        verdict = self.question.check(self.question.answer)
+        body = (f"<pre style='white-space:pre-wrap'>{html.escape(verdict.explanation)}</pre>"
+                if verdict.explanation else "")
+        return f"<div><b>Answer:</b> {html.escape(verdict.message)}{body}</div>"
+
+
+NO_KERNEL_NOTE = ("Type your answer in the box below and press Enter. If the box does not answer "
+                  "(a reopened notebook), run this cell again: checking needs the notebook's kernel.")
+
+
 def _answer_box(question: Question) -> Any:
-    """ipywidgets: the prompt, a Text box and a Check button whose click shows the verdict."""
+    """ipywidgets: the prompt, a Text box (Enter submits), Check and Show answer buttons, the verdict."""
     if not _in_kernel():
         return None
     try:
         import ipywidgets as w
     except ImportError:
         return None
+    return answer_box(question, w)
+
+
+def answer_box(question: Question, w: Any) -> Any:
+    """The quiz's widgets, built with the ipywidgets module ``w`` (see :func:`_answer_box`)."""
+    attempts = Attempts(question)
     prompt = w.HTML(f"<pre>{html.escape(question.prompt)}</pre>")
-    box = w.Text(placeholder="your answer", description="Answer:")
-    button = w.Button(description="Check", button_style="primary")
+    box = w.Text(placeholder="your answer, then Enter", description="Answer:", continuous_update=False)
+    check = w.Button(description="Check", button_style="primary")
+    show = w.Button(description="Show answer", layout=w.Layout(display="none"))
     result = w.HTML()
 
-    def on_click(_: Any) -> None:
-        result.value = question.check(box.value)._html()
+    def submit(_: Any = None) -> None:
+        result.value = attempts.submit(box.value)
+        show.layout.display = "none" if attempts.solved or not attempts.tries else None
 
-    button.on_click(on_click)
-    return w.VBox([prompt, w.HBox([box, button]), result])
+    def reveal(_: Any) -> None:
+        result.value = attempts.reveal()
+        show.layout.display = "none"
+
+    box.observe(submit, names="value")
+    check.on_click(submit)
+    show.on_click(reveal)
+    return w.VBox([prompt, w.HBox([box, check, show]), result])
 
 
 # --------------------------------------------------------------------------- the entry point

@@ -231,7 +231,7 @@ class _Builder:
         for nid, node in step.nodes.items():
             if node.variable is not None:
                 names = step.names_of(node.variable)
-                labels[nid] = names[0] if names else f"<leaf {nid}>"
+                labels[nid] = names[0] if names else node.variable  # an unnamed leaf goes by its tensor id
         if self.root_node is not None and self.root_node not in labels:
             labels[self.root_node] = root_name
         return labels

@@ -33,6 +33,7 @@ import os
 import types
 from typing import Any, cast
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -188,17 +189,16 @@ class GradtraceMagics(Magics):
         """Run the cell statement by statement and show its autograd trace as a stepper."""
         __tracebackhide__ = True  # noqa: F841  (IPython hides this frame in tracebacks)
         args = parse_argstring(self.gradtrace, line)
+        # usage errors stop the cell before it runs (and stop "Run All", as an error does), in one line
         if args.max_steps < 1:
-            print("gradtrace: --max-steps must be at least 1")
-            return
+            raise UsageError("gradtrace: --max-steps must be at least 1")
         if args.force and not args.html:
-            print("gradtrace: --force only goes with --html OUT (it lets OUT replace a file gradtrace did not write)")
-            return
+            raise UsageError("gradtrace: --force only goes with --html OUT (it lets OUT replace a file gradtrace "
+                             "did not write)")
         if args.html:
             refusal = html_refusal(os.path.abspath(os.path.expanduser(args.html)), args.force)
-            if refusal is not None:  # before the cell runs: nothing half done
-                print(refusal)
-                return
+            if refusal is not None:
+                raise UsageError(refusal)
         shell: Any = self.shell
         title = f"%%gradtrace · In [{shell.execution_count}]"
         html_out = os.path.abspath(os.path.expanduser(args.html)) if args.html else None

@@ -173,12 +173,17 @@ def _called_globals(names: set[str], ns: Mapping[str, Any]) -> set[str]:
         if name in seen or depth > MAX_DEPTH:
             continue
         seen.add(name)
-        value = ns.get(name)
         codes: list[types.CodeType] = []
-        if isinstance(value, types.FunctionType) and value.__globals__ is ns:
-            codes.append(value.__code__)
-        elif isinstance(value, type) and getattr(value, "__module__", None) == ns.get("__name__"):
-            codes += [f.__code__ for f in vars(value).values() if isinstance(f, types.FunctionType)]
+        try:  # a learner's object may raise on any read: it then adds nothing
+            value: Any = ns.get(name)
+            kind = type(value)
+            if kind is types.FunctionType and value.__globals__ is ns:
+                codes.append(value.__code__)
+            elif issubclass(kind, type) and type.__getattribute__(value, "__module__") == ns.get("__name__"):
+                codes += [f.__code__ for f in type.__getattribute__(value, "__dict__").values()
+                          if type(f) is types.FunctionType]
+        except Exception:  # noqa: S112
+            continue
         for code in codes:
             used: set[str] = set()
             _code_globals(code, used)
