@@ -287,13 +287,15 @@ def bench_pictures() -> list[Row]:
 
 def bench_film_python() -> list[Row]:
     """The film's own Python per step (CPU of this process: dot's layout runs in a child and is not counted)."""
-    from gradtrace.render.film import film
+    from gradtrace.render.film import film, film_scenes
 
     trace = gradtrace.trace_code(workloads.mlp_source(100), {})
-    t = interleaved({"film": lambda: film(trace)}, 3, time.process_time)["film"]
-    per_step = t / len(trace) * 1e3
-    return [("h. film Python per step", f"film of the {len(trace)}-step MLP trace: {t:.2f} s CPU in Python",
-             f"{per_step:.2f} ms", f"≤ 1 ms: {'met' if per_step <= 1 else 'missed'}")]
+    t = interleaved({"film": lambda: film(trace), "scenes": lambda: film_scenes(trace)}, 3, time.process_time)
+    per_step = t["film"] / len(trace) * 1e3
+    scenes = t["scenes"] / len(trace) * 1e3
+    goal = "≤ 1 ms: met" if per_step <= 1 else f"≤ 1 ms: missed (building each step's scene alone: {scenes:.2f} ms)"
+    return [("h. film Python per step", f"film of the {len(trace)}-step MLP trace: {t['film']:.2f} s CPU in Python",
+             f"{per_step:.2f} ms", goal)]
 
 
 def bench_models(reps: int) -> list[Row]:
