@@ -2,7 +2,7 @@
 
 Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 
-The format (``"schema": "gradtrace.trace", "version": 1``) is described in
+The format (``"schema": "gradtrace.trace", "version": 2``) is described in
 ``docs/json-format.md``. In short: each distinct :class:`TensorInfo` and
 :class:`NodeInfo` is stored once in the ``tensors`` / ``nodes`` tables and each
 step maps ids to row numbers in them; events keep their fields plus ``kind``;
