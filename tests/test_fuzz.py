@@ -637,8 +637,6 @@ def test_modules_and_training_steps(source: str) -> None:
     check_explained(check_program(source))
 
 
-@pytest.mark.xfail(strict=True, reason="tracer: a value saved after an in-place change made in the same statement "
-                   "is recorded with the values it had before that change (issue 9, invariant 2)")
 def test_value_saved_after_an_inplace_change_in_the_same_statement() -> None:
     source = ("import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), "
               "torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 2))\nxs = torch.randn(5, 3)\nout = model(xs)\n"
@@ -666,9 +664,6 @@ WRAPPED = {
     "torch.add": ("torch.add", "lambda *a, **k: (calls.append(1), orig(*a, **k))[1]",
                   "y = torch.add(x, x, alpha=2).sum()\ny.backward()"),
 }
-#: Tracing runs a learner's wrapper of a Python-level torch function twice (issue 9, invariant 1); the tracer fixes it.
-_TRACER_WRAPPERS = pytest.mark.xfail(strict=True, reason="tracer: a learner's wrapper of a torch function runs "
-                                     "twice under tracing (issue 9, invariant 1)")
 
 
 def wrapper_program(name: str) -> str:
@@ -680,9 +675,6 @@ def wrapper_program(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_RUN_TWICE = ("Tensor.exp",)
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_TRACER_WRAPPERS) if n in _RUN_TWICE else n for n in WRAPPED])
+@pytest.mark.parametrize("name", list(WRAPPED))
 def test_learner_wrappers_of_torch_functions(name: str) -> None:
     check_program(wrapper_program(name))

@@ -176,7 +176,7 @@ class GraphBook:
         #: nodes whose saved values a learner's ``saved_tensors_hooks`` packed: never unpacked
         self.packed: set[str] = set()
         #: id(tensor) -> (tensor, summary) for tensors with no id yet, during one snapshot
-        self._fresh: dict[int, tuple[torch.Tensor, Summary]] = {}
+        self._fresh: dict[int, tuple[torch.Tensor, int, Summary]] = {}
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -192,10 +192,11 @@ class GraphBook:
             return value
         if tid is None:
             fresh = self._fresh.get(id(t))
-            if fresh is not None and fresh[0] is t:
-                return fresh[1]
+            now = version_of(t)  # a statement's calls read values as they go: changed in place since?
+            if fresh is not None and fresh[0] is t and fresh[1] == now:
+                return fresh[2]
             value = summarize(t)
-            self._fresh[id(t)] = (t, value)
+            self._fresh[id(t)] = (t, now, value)
             return value
         if version is None:
             version = version_of(t)
@@ -204,7 +205,7 @@ class GraphBook:
         if hit is not None and hit[0] == key:
             return hit[1]
         fresh = self._fresh.get(id(t))
-        value = fresh[1] if fresh is not None and fresh[0] is t else summarize(t)
+        value = fresh[2] if fresh is not None and fresh[0] is t and fresh[1] == version else summarize(t)
         self.summaries[tid] = (key, value)
         return value
 

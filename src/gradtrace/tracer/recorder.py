@@ -87,7 +87,7 @@ def original_of(func: Any) -> Any:
             break
         frame = frame.f_back
     if frame is None or frame.f_code is not _DISPATCHER or frame.f_back is None:
-        return func
+        return _tensor_method(func)
     caller = frame.f_back.f_code
     if caller is code:
         return func
@@ -100,6 +100,27 @@ def original_of(func: Any) -> Any:
             return func
         original = _ORIGINALS[caller] = found[0]
     return original
+
+
+#: Tensor's attributes as torch made them, before a program can replace one
+_TENSOR_ATTRS = dict(vars(torch.Tensor))
+
+
+def _tensor_method(func: Any) -> Any:
+    """The method torch made, when ``func`` is a program's replacement of a Tensor method.
+
+    A built-in method (``Tensor.exp``) hands a call to the mode by looking its name up on
+    the class, which finds the program's wrapper: that wrapper already ran.
+    """
+    for name, value in list(vars(torch.Tensor).items()):
+        if value is func:
+            original = _TENSOR_ATTRS.get(name)
+            if original is None or original is func:
+                original = getattr(torch._C.TensorBase, name, None)
+            if original is None or original is func:
+                return func
+            return original
+    return func
 
 
 def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> BackwardCall | None:
