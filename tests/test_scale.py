@@ -357,3 +357,14 @@ def test_each_block_says_what_it_unfolds_to(net_trace):
     chain_trace, _ = chain(100)
     [(key, what)] = fold(chain_trace.last).unfolds().items()
     assert what["kind"] == "fold" and len(what["nodes"]) == 100 and fold(chain_trace.last, min_repeat=0).blocks == ()
+
+
+def test_names_of_a_collapsed_modules_tensors_go_inside_its_box(net_trace):
+    trace, _ = net_trace
+    step = trace.last
+    inner = [n for n in step.bindings if n.startswith(("net.layer1.", "net.layer2."))]
+    plan = fold(step, collapse=2, max_nodes=None)
+    assert {b.module for b in plan.blocks} == {"net.layer1", "net.layer2"}
+    assert not [n for n in plan.step.bindings if n.startswith(("net.layer1.", "net.layer2."))]
+    assert "loss" in plan.step.bindings and "net.stem.weight" in plan.step.bindings
+    assert inner or not [n for n in step.bindings if n.startswith("net.")]  # names the tracer gave, if any

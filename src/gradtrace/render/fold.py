@@ -306,9 +306,12 @@ def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded
         blocks += folds
     kept_nodes = {nid: info for nid, info in step.nodes.items() if nid not in owner}
     inside = {step.nodes[nid].variable for nid in absorbed}
-    reachable = _tensors_drawn(step, kept_nodes, inside)
+    # names of a collapsed module's own tensors (``net.layer1.0.bn1.running_mean``) go inside its box too
+    collapsed = tuple(b.module + "." for b in blocks if b.kind == "module")
+    bindings = {n: t for n, t in step.bindings.items() if not (collapsed and n.startswith(collapsed))}
+    reachable = _tensors_drawn(replace(step, bindings=bindings), kept_nodes, inside)
     kept = replace(step, nodes=kept_nodes, tensors={tid: t for tid, t in step.tensors.items() if tid in reachable},
-                   bindings={n: t for n, t in step.bindings.items() if t in reachable})
+                   bindings={n: t for n, t in bindings.items() if t in reachable})
     paths: set[str] = set()
     for info in kept_nodes.values():
         paths.update(_ancestors(info.module, depth))
