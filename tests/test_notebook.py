@@ -64,13 +64,36 @@ def test_bundle_outside_a_kernel_is_text_and_html(forum):
     assert bundle["text/plain"] == forum.to_text()
     assert WIDGET_MIME not in bundle  # no kernel: no widget
     page = bundle["text/html"]
-    assert "<script type='module'>" in page and "export function mount" in page
+    assert "<script type='module'>" in page and "export function mount" in _unpacked(page)
     found = re.search(r'<script type="application/json" id="([^"]+)-film" data-gt-film="([^"]+)"[^>]*>(.*?)</script>',
                       page, re.S)
     assert found and found[1] == found[2] and f"id='{found[1]}'" in page  # the film names the element it steps in
     film = json.loads(found[3])
     assert len(film["steps"]) == len(forum.steps)
     assert "</script" not in page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
+
+
+def _unpacked(page: str) -> str:
+    """The stepper module an embed carries (the longest base64 text in its loader), unpacked."""
+    import base64
+    import gzip
+
+    loader = page.split("<script type='module'>", 1)[1]
+    blobs = re.findall(r'"([A-Za-z0-9+/=]{200,})"', loader)
+    return max((gzip.decompress(base64.b64decode(b)).decode("utf-8") for b in blobs), key=len)
+
+
+def test_embed_packs_the_stepper_and_its_css(forum):
+    import base64
+    import gzip
+
+    page = embed_html(forum)
+    loader = page.split("<script type='module'>", 1)[1]
+    texts = {gzip.decompress(base64.b64decode(b)).decode("utf-8")
+             for b in re.findall(r'"([A-Za-z0-9+/=]{200,})"', loader)}
+    assert texts == {assets.widget_esm(), assets.widget_css()}
+    assert "DecompressionStream" in loader and embed_html(forum).split("<script type='module'>", 1)[1] == loader
+    assert len(loader) < (len(assets.widget_esm()) + len(assets.widget_css())) / 2  # under half the plain text
 
 
 def test_bundle_include_exclude(forum):
@@ -94,7 +117,7 @@ def test_one_front_end_shipped_one_way(forum):
     from gradtrace.render.html import trace_html
 
     esm = assets.widget_esm()
-    assert f"<script type='module'>\n{esm}\n</script>" in embed_html(forum)
+    assert _unpacked(embed_html(forum)) == esm
     assert f'<script type="module">{esm}</script>' in trace_html(forum)
     assert "export function mount" in esm and "export default { render }" in esm
     assert not re.search(r"^import ", esm, re.M), "anywidget cannot resolve a relative import"

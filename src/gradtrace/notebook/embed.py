@@ -9,13 +9,22 @@ the stepper module itself (the same text as the standalone page's and the
 widget's), which mounts the film, so the page steps with no kernel and no
 network. Until (or unless) the script runs, for example in an untrusted
 notebook, the last step's picture and its text twin show instead.
+
+The module and the CSS travel gzip-compressed in base64 (about a third of their
+size, so a lesson's stepper stays small in the saved notebook); a short inline
+module unpacks them with the browser's ``DecompressionStream`` and loads the
+stepper once per page (keyed by its digest), then mounts every film on the page.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import hashlib
 import html
 import itertools
+import json
 from typing import Any
 
 from ..model import Trace
@@ -44,8 +53,35 @@ def _static(trace: Trace) -> str:
             f"to step through it).</p><div style='background:#fff;display:inline-block'>{picture}</div>")
 
 
+@functools.cache
+def packed(text: str) -> str:
+    """``text`` gzip-compressed (deterministic: no time stamp) and base64-encoded."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
+@functools.cache
+def loader() -> str:
+    """The inline module that unpacks the stepper's CSS and code and mounts the page's films."""
+    js, css = assets.stepper_js(), assets.widget_css()
+    key = "gradtrace-" + hashlib.sha1((js + css).encode("utf-8")).hexdigest()[:12]
+    return f"""<script type='module'>
+const key = {json.dumps(key)};
+const unpack = async (b64) => new Response(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))])
+  .stream().pipeThrough(new DecompressionStream("gzip"))).text();
+if (!document.querySelector(`style[data-gt-css="${{key}}"]`)) {{
+  const style = document.createElement("style");
+  style.dataset.gtCss = key;
+  style.textContent = await unpack({json.dumps(packed(css))});
+  document.head.appendChild(style);
+}}
+globalThis[key] ??= unpack({json.dumps(packed(js))})
+  .then((code) => import(URL.createObjectURL(new Blob([code], {{ type: "text/javascript" }}))));
+(await globalThis[key]).boot(document);
+</script>"""
+
+
 def embed_html(trace: Trace, film: dict[str, Any] | None = None) -> str:
-    """The stepper for ``trace`` as an HTML fragment (a ``<div>``, a ``<style>`` and two ``<script>``s)."""
+    """The stepper for ``trace`` as an HTML fragment (a ``<div>`` and two ``<script>``s)."""
     if film is None:
         from ..render.film import film as make_film
 
@@ -55,7 +91,6 @@ def embed_html(trace: Trace, film: dict[str, Any] | None = None) -> str:
     uid = f"gt-embed-{digest}-{next(_counter)}"
     return (
         f"<div class='gt-embed gt-widget' id='{uid}'>{_static(trace)}</div>\n"
-        f"<style>{assets.widget_css()}</style>\n"
         f"{film_script(data, uid, host='notebook')}\n"
-        f"<script type='module'>\n{assets.stepper_js()}\n</script>\n"
+        f"{loader()}\n"
     )
