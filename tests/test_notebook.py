@@ -42,9 +42,8 @@ def forum() -> gradtrace.Trace:
 
 @pytest.fixture(scope="module")
 def shell():
-    from IPython.testing.globalipapp import start_ipython
-
     from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
 
     ip = start_ipython() or get_ipython()  # the process's one test shell, whichever test file started it
     ip.run_line_magic("load_ext", "gradtrace")

@@ -485,9 +485,8 @@ def test_unprintable_exception_in_the_command(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def shell():
     pytest.importorskip("IPython")
-    from IPython.testing.globalipapp import start_ipython
-
     from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
 
     ip = start_ipython() or get_ipython()  # the process's one test shell, whichever test file started it
     ip.run_line_magic("load_ext", "gradtrace")
