@@ -130,3 +130,28 @@ def test_a_program_that_replaces_the_trace_function_is_told_where_following_stop
         warnings.simplefilter("always")
         gradtrace.trace(program)
     assert any("sys.settrace" in str(w.message) for w in caught)
+
+
+def test_a_write_autograd_does_not_see_is_an_event_with_the_new_values():
+    """``.data =`` and a NumPy write leave the version alone: the step says so, and shows PyTorch's values."""
+    import numpy as np
+
+    from gradtrace.model import Mutate
+    from gradtrace.render.words import event_words
+
+    code = ("a = np.zeros(3)\nb = torch.from_numpy(a)\nnp.add(a, 1, out=a)\n"
+            "w = torch.ones(2, requires_grad=True)\nw.data = w.data * 3\nv = w * 2\n")
+    ns = {"torch": torch, "np": np}
+    trace = gradtrace.trace_code(code, ns)
+    plain: dict = {"torch": torch, "np": np}
+    exec(code, plain)
+    unseen = {s.code: [e for e in s.events if isinstance(e, Mutate) and e.unseen] for s in trace.steps}
+    assert [c for c, es in unseen.items() if es] == ["np.add(a, 1, out=a)", "w.data = w.data * 3"]
+    for line, name in (("np.add(a, 1, out=a)", "b"), ("w.data = w.data * 3", "w")):
+        step = next(s for s in trace.steps if s.code == line)
+        (event,) = unseen[line]
+        assert event.tensor == step.bindings[name] and event.version_before == event.version_after
+        assert event.version_after == plain[name]._version
+        assert "same version" in event_words(step, event) and f"({name})" in event_words(step, event)
+        assert step.tensors[event.tensor].value.values == plain[name].tolist()
+    assert not [e for s in trace.steps if s.code == "v = w * 2" for e in s.events if isinstance(e, Mutate)]

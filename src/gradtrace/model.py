@@ -161,6 +161,10 @@ class Unbind:
     kind: str = field(default="unbind", init=False)
 
 
+#: ``Mutate.op`` of a change that left the version counter alone: autograd does not see it
+UNSEEN_WRITE = "a write autograd does not see"
+
+
 @dataclass(frozen=True)
 class Mutate:
     """A tensor changed in place: the same object, a new version.
@@ -179,6 +183,11 @@ class Mutate:
     via: str | None = None
     op: str = ""
     kind: str = field(default="mutate", init=False)
+
+    @property
+    def unseen(self) -> bool:
+        """The values changed behind autograd's back (``.data =``, ``set_``, NumPy or another alias)."""
+        return self.op == UNSEEN_WRITE
 
 
 @dataclass(frozen=True)

@@ -327,13 +327,16 @@ def _check_binding_events(
 
 
 def _check_mutations(steps: list[Step], o: OracleStep, compound: bool, where: str) -> None:
-    """Names that kept their object: a mutate event iff torch's ``_version`` moved."""
+    """Names that kept their object: a mutate event iff torch's ``_version`` moved, and an "unseen write"
+    event (same version) only where the values changed behind the version counter."""
     kept = [
         k for k in _tensor_names(o.after) & _tensor_names(o.before) if o.after[k].obj is o.before[k].obj
     ]
     # detach_() and requires_grad_() change flags in place and leave _version alone
     events = [e for s in steps for e in s.events if e.kind == "mutate"
               and not (e.op in ("detach_", "requires_grad_") and e.version_before == e.version_after)]  # type: ignore[union-attr]
+    unseen = [e for e in events if e.unseen]  # type: ignore[union-attr]
+    events = [e for e in events if not e.unseen]  # type: ignore[union-attr]
     last = steps[-1]
     for k in kept:
         v0, v1 = o.before[k].version, o.after[k].version
@@ -341,6 +344,9 @@ def _check_mutations(steps: list[Step], o: OracleStep, compound: bool, where: st
         mine = [e for e in events if e.tensor == tid]  # type: ignore[union-attr]
         if v0 == v1:
             assert not mine, f"{k}: mutate event but _version stayed {v0} at {where}"
+            before, after = o.before[k].value, o.after[k].value
+            if [e for e in unseen if e.tensor == tid] and before is not None and after is not None:  # type: ignore[union-attr]
+                assert not torch.equal(before, after), f"{k}: 'unseen write' event but equal values at {where}"
             continue
         assert mine, f"{k}: _version {v0} -> {v1} but no mutate event at {where}"
         assert mine[0].version_before == v0, f"{k}: version_before {mine[0].version_before} vs {v0} at {where}"  # type: ignore[union-attr]

@@ -173,6 +173,10 @@ def _tensor_kind(step: Step, tensor_id: str) -> str:
 
 
 def _mutate(step: Step, e: Mutate) -> str:
+    if e.unseen:
+        return (f"{tensor_ref(step, e.tensor)} has new values but the same version {e.version_after}: written "
+                "behind autograd's back (.data =, set_, NumPy or another alias), so saved copies of it are not "
+                "marked stale")
     how = f" by {clean(e.op)}" if e.op else ""
     via = f" through view {e.via}" if e.via else ""
     text = f"{e.tensor} changed in place{how}{via}: version {e.version_before} → {e.version_after}"

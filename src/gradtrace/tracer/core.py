@@ -28,6 +28,7 @@ import torch
 from ..model import (
     FREED,
     STALE,
+    UNSEEN_WRITE,
     Backward,
     Bind,
     Create,
@@ -719,6 +720,14 @@ class Tracer:
                 continue
             if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
                 out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
+                done.add(tid)
+        done.update(direct)
+        for tid, now in tensors.items():  # new values, same version: .data =, set_, NumPy, an alias
+            was = prev.get(tid)
+            if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
+                    or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
+                continue
+            out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
         return out
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
