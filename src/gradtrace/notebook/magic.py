@@ -28,7 +28,6 @@ HTML even when ``settings.widget`` asks for a widget.
 
 from __future__ import annotations
 
-import ast
 import os
 import types
 from typing import Any, cast
@@ -206,20 +205,6 @@ class GradtraceMagics(Magics):
         run_traced(shell, cell, args.max_steps, show, whole=args.all)
 
 
-_LAST_VALUE = "__gradtrace_last_value__"
-
-
-def _compile(source: str, filename: str) -> types.CodeType:
-    """The cell's code; a final expression statement hands its value to ``_LAST_VALUE`` (``Out``)."""
-    tree = ast.parse(source, filename)
-    last = tree.body[-1] if tree.body else None
-    if isinstance(last, ast.Expr) and not source.rstrip().endswith(";"):
-        call = ast.Call(func=ast.Name(_LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
-        tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last.value)), last)
-        ast.fix_missing_locations(tree)
-    return compile(tree, filename, "exec")
-
-
 def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
                whole: bool = False) -> Trace:
     """Run ``source`` in ``ns`` as a cell runs, recording the names it touches (every name with ``whole``).
@@ -229,9 +214,10 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
     """
     __tracebackhide__ = True  # noqa: F841
     from ..tracer import Tracer
+    from ..tracer.core import LAST_VALUE, compile_source
     from .scope import CellScope
 
-    code = _compile(source, filename)
+    code = compile_source(source, filename, keep_last=True)
     view: Any = ns
     if not whole:
         try:
@@ -239,11 +225,11 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
         except Exception:  # a cell the analysis cannot read: show the whole notebook rather than fail
             view = ns
     tracer = Tracer(source, filename, max_steps, globals_ns=cast(dict[str, Any], view))
-    ns[_LAST_VALUE] = value.append
+    ns[LAST_VALUE] = value.append
     try:
         trace = tracer.run(lambda: exec(code, ns))
     finally:
-        ns.pop(_LAST_VALUE, None)
+        ns.pop(LAST_VALUE, None)
     if tracer.exception is not None:
         raise tracer.exception
     return trace

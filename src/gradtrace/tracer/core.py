@@ -942,33 +942,35 @@ def trace_code(
     """
     if namespace is None:
         namespace = {}
-    code = _compile(source, filename, last_value is not None)
+    code = compile_source(source, filename, last_value is not None)
     if filename.startswith("<"):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
     if last_value is not None:
-        namespace[_LAST_VALUE] = last_value.append
+        namespace[LAST_VALUE] = last_value.append
     try:
         trace = tracer.run(lambda: exec(code, namespace))
     finally:
         if last_value is not None:
-            namespace.pop(_LAST_VALUE, None)
+            namespace.pop(LAST_VALUE, None)
     if tracer.exception is not None and (raise_errors or isinstance(tracer.exception, KeyboardInterrupt)):
         raise tracer.exception  # an interrupt always stops the caller too, as it would without gradtrace
     return trace
 
 
-_LAST_VALUE = "__gradtrace_last_value__"
+#: the name a compiled final expression hands its value to (see :func:`compile_source`)
+LAST_VALUE = "__gradtrace_last_value__"
 
 
-def _compile(source: str, filename: str, keep_last: bool) -> types.CodeType:
-    """The code object; with ``keep_last``, a final expression hands its value to ``_LAST_VALUE``."""
+def compile_source(source: str, filename: str, keep_last: bool) -> types.CodeType:
+    """The code object; with ``keep_last``, a final expression statement (one not ended by ``;``,
+    as in a notebook cell) hands its value to ``LAST_VALUE``, so a caller can show it as ``Out``."""
     if not keep_last:
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.Expr) and not source.rstrip().endswith(";"):
-        call = ast.Call(func=ast.Name(_LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
+        call = ast.Call(func=ast.Name(LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
         tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last.value)), last)
         ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
