@@ -10,7 +10,7 @@ objects and ``n1, n2, ...`` for backward nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,6 +308,18 @@ class Step:
 
     def events_of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]
+
+    def reachable(self, starts: Iterable[str | None]) -> set[str]:
+        """The node ids a backward() from the nodes ``starts`` walks through (``None`` starts nothing)."""
+        seen: set[str] = set()
+        todo = [n for n in starts if n is not None]
+        while todo:
+            nid = todo.pop()
+            if nid in seen or nid not in self.nodes:
+                continue
+            seen.add(nid)
+            todo.extend(e.node for e in self.nodes[nid].inputs if e is not None)
+        return seen
 
     def __str__(self) -> str:
         from .render.text import step_text

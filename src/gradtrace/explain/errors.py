@@ -252,16 +252,7 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
 
 def _reachable_from_code(step: Step) -> set[str]:
     """Nodes reachable from the tensors the failing statement names (what its backward() walks)."""
-    start = [step.tensors[t].grad_fn for t in _names_in(step.code, step) if t in step.tensors]
-    seen: set[str] = set()
-    stack = [n for n in start if n is not None]
-    while stack:
-        nid = stack.pop()
-        if nid in seen or nid not in step.nodes:
-            continue
-        seen.add(nid)
-        stack.extend(e.node for e in step.nodes[nid].inputs if e is not None)
-    return seen
+    return step.reachable(step.tensors[t].grad_fn for t in _names_in(step.code, step) if t in step.tensors)
 
 
 def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None, int | None]:

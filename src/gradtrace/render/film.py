@@ -360,15 +360,7 @@ def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tupl
 
 def _reach(step: Step, start: str | None) -> set[str]:
     """The nodes a backward() from node ``start`` walks through."""
-    seen: set[str] = set()
-    todo = [start] if start else []
-    while todo:
-        nid = todo.pop()
-        if nid in seen or nid not in step.nodes:
-            continue
-        seen.add(nid)
-        todo.extend(e.node for e in step.nodes[nid].inputs if e is not None)
-    return seen
+    return step.reachable([start])
 
 
 def _next_backward(trace: Trace) -> list[set[str] | None]:
