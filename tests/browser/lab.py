@@ -224,3 +224,16 @@ def new_page(browser: Any, **options: Any) -> tuple[Any, Any, Guard]:
     page = context.new_page()
     page.set_default_timeout(30_000)
     return context, page, Guard(page)
+
+
+def lesson01_facts() -> dict[str, float]:
+    """Lesson 01 (f = x**2 + x**3 at 42) by PyTorch: each path's gradient and x.grad."""
+    import torch
+
+    x = torch.tensor(42.0, requires_grad=True)
+    (d2,) = torch.autograd.grad(x**2, x)
+    (d3,) = torch.autograd.grad(x**3, x)
+    f = x**2 + x**3
+    f.backward()
+    assert x.grad is not None
+    return {"d2": d2.item(), "d3": d3.item(), "grad": x.grad.item()}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import torch
-from lab import Lab, new_page, open_notebook, run_all
+from lab import Lab, lesson01_facts, new_page, open_notebook, run_all
 
 NOTEBOOK = "forum_whatif1.ipynb"
 
@@ -234,17 +234,6 @@ def test_nbconvert_export_steps_without_kernel(executed: Any, lab: Lab, browser:
                                                                                 guard.errors)
 
 
-def lesson01_facts() -> dict[str, int]:
-    """Lesson 01 (f = x**2 + x**3 at 42) by PyTorch: each path's gradient and x.grad."""
-    x = torch.tensor(42.0, requires_grad=True)
-    (d2,) = torch.autograd.grad(x**2, x)
-    (d3,) = torch.autograd.grad(x**3, x)
-    f = x**2 + x**3
-    f.backward()
-    assert x.grad is not None
-    return {"d2": int(d2.item()), "d3": int(d3.item()), "grad": int(x.grad.item())}
-
-
 BOTH_IN_VIEW_JS = """([graph, line]) => {
   const panel = graph.closest('.jp-WindowedPanel-outer') || graph.closest('.jp-Notebook') || document.body;
   const box = panel.getBoundingClientRect();
@@ -292,7 +281,7 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
     root.locator(".gt-status").click()
     page.keyboard.press("End")
-    meet = f"{facts['d3']} + {facts['d2']} = {facts['grad']}"
+    meet = f"{facts['d3']:g} + {facts['d2']:g} = {facts['grad']:g}"
     line = root.locator(".gt-revline.gt-current", has_text=meet).first
     line.wait_for()
     root.evaluate("r => r.scrollIntoView({block: 'start'})")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import torch
-from lab import new_page
+from lab import lesson01_facts, new_page
 
 from gradtrace import trace_code
 from gradtrace.explain.errors import explain_error
@@ -119,17 +119,6 @@ def stepper(browser: Any, tmp_path: Path) -> Iterator[Any]:
                                                                                      guard.outside)
 
 
-def pytorch_lesson01() -> dict[str, float]:
-    """f = x**2 + x**3 at 42: each path's gradient and their sum, by PyTorch."""
-    x = torch.tensor(42.0, requires_grad=True)
-    (d2,) = torch.autograd.grad(x**2, x)
-    (d3,) = torch.autograd.grad(x**3, x)
-    f = x**2 + x**3
-    f.backward()
-    assert x.grad is not None
-    return {"d2": d2.item(), "d3": d3.item(), "grad": x.grad.item()}
-
-
 def num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(v)
 
@@ -181,7 +170,7 @@ def test_every_step_fits_a_projector(stepper: Any, name: str, code: str) -> None
 
 
 def test_lesson01_backward_line_in_view(stepper: Any, artifacts: Path) -> None:
-    facts = pytorch_lesson01()
+    facts = lesson01_facts()
     page = stepper(make_film(traced(LESSON01, "01_reverse_mode")))
     page.keyboard.press("End")
     meet = f"{num(facts['d3'])} + {num(facts['d2'])} = {num(facts['grad'])}"
@@ -210,7 +199,7 @@ def test_wide_graph_scrolls_instead_of_shrinking(stepper: Any) -> None:
 
 
 def test_reverse_pass_walked_node_by_node(stepper: Any, artifacts: Path) -> None:
-    facts = pytorch_lesson01()
+    facts = lesson01_facts()
     trace = traced(LESSON01, "01_reverse_mode")
     film = with_flow(trace, make_film(trace))
     back = next(i for i, s in enumerate(film["steps"]) if s.get("flow"))
@@ -260,7 +249,7 @@ def pytorch_freed_nodes() -> int:
 
 @pytest.mark.parametrize("extended", [False, True], ids=["read-off-frames", "film-diff"])
 def test_diff_view_marks_what_backward_changed(stepper: Any, artifacts: Path, extended: bool) -> None:
-    facts = pytorch_lesson01()
+    facts = lesson01_facts()
     trace = traced(LESSON01, "01_reverse_mode")
     film = make_film(trace)
     page = stepper(with_flow(trace, film) if extended else film)
@@ -403,7 +392,7 @@ def test_bidi_controls_show_escaped(stepper: Any) -> None:
 
 
 def test_save_this_step_as_svg_and_png(stepper: Any, tmp_path: Path) -> None:
-    facts = pytorch_lesson01()
+    facts = lesson01_facts()
     page = stepper(make_film(traced(LESSON01, "01_reverse_mode")), accept_downloads=True)
     page.keyboard.press("End")
     with page.expect_download() as got:
