@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import struct
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -173,3 +175,78 @@ def format_values(values: Any, dtype: torch.dtype) -> str:
     if isinstance(values, list):
         return "[" + ", ".join(format_values(v, dtype) for v in values) + "]"
     return format_number(values, dtype)
+
+
+class DeferredSummary(Summary):
+    """A :class:`Summary` of a tensor read only when something asks for it (a picture draws it).
+
+    For a graph shown at once (``gradtrace.show``): most of a huge graph's values are
+    folded away and never drawn. Holds a weak reference only; if the tensor is gone or
+    changed by the time the value is asked for, it says so instead of showing other values.
+    """
+
+    def __init__(self, t: torch.Tensor, at: tuple[int, int | None], made: Callable[[], None]) -> None:
+        object.__setattr__(self, "_ref", weakref.ref(t))
+        object.__setattr__(self, "_at", at)
+        object.__setattr__(self, "_made", made)
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            t = d["_ref"]()
+            if t is None:
+                real = Summary(text="<no longer in memory>")
+            elif d["_at"] != _where(t):
+                real = Summary(text="<changed since the picture was taken>")
+            else:
+                d["_made"]()
+                real = summarize(t)
+            object.__setattr__(self, "_summary", real)
+            object.__setattr__(self, "_ref", None)
+        return real
+
+    @property
+    def text(self) -> str:
+        return self._real().text
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, DeferredSummary):
+            other = other._real()
+        return self._real() == other
+
+    __hash__ = Summary.__hash__
+
+    def __repr__(self) -> str:
+        return repr(self._real())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        real = self._real()
+        return (Summary, (real.text, real.values, real.stats))
+
+
+def _where(t: torch.Tensor) -> tuple[int, int | None]:
+    try:
+        version = int(t._version)
+    except Exception:
+        version = 0
+    try:
+        ptr: int | None = int(t.data_ptr())
+    except Exception:
+        ptr = None
+    return version, ptr
+
+
+def deferred(t: torch.Tensor, made: Callable[[], None]) -> Summary:
+    """A summary of ``t`` made on first use (``made`` is called when it is)."""
+    return DeferredSummary(t, _where(t), made)
