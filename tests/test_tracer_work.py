@@ -192,3 +192,16 @@ def _summaries(step: Any) -> list[Any]:
         out += [n.value] if n.value is not None else []
         out += [s.value for s in n.saved if s.value is not None]
     return [v for v in out if hasattr(v, "_real")]
+
+
+def test_reading_values_leaves_the_learners_storage_resizable():
+    source = (
+        "import torch\n"
+        "x = torch.randn(40)\n"
+        "y = x * 2\n"
+        "y.resize_(100)\n"
+        "n = y.numel()\n"
+    )
+    ns: dict[str, Any] = {}
+    trace = gradtrace.trace_code(source, ns)
+    assert trace.error is None and ns["n"] == 100

@@ -147,6 +147,8 @@ class Tracer:
         self._stack_pos: dict[types.FrameType, int] = {}
         self._sources: dict[types.FrameType, _Source] = {}
         self._cells: dict[types.CodeType, bool] = {}
+        #: id(module) -> (module, name, its tree as last listed, its (name, tensor) pairs)
+        self._modules_seen: dict[int, tuple[Any, str, list[Any], list[tuple[str, torch.Tensor]]]] = {}
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -446,13 +448,16 @@ class Tracer:
         A tensor's version, liveness and memory are checked every step (:meth:`Scene.scan`,
         the written storages); its flags and ``.grad`` change without a version bump only
         through calls the recorder notes (``t.grad = ...``, ``requires_grad_``, ``detach_``,
-        ``retain_grad``), a backward pass, or code the recorder does not see: another thread,
-        or everything run after recording stopped.
+        ``retain_grad``), a backward pass (the leaves and retained tensors), or code the recorder
+        does not see: another thread, or everything run after recording stopped.
         """
         rec, ids, scene = self.recorder, self.ids, self.scene
-        if rec.backwards or self.capped or self.prev is None or threading.active_count() > 1:
+        if self.capped or self.prev is None or threading.active_count() > 1:
             return None
         out = {tid for tid, _v0, _v1 in mutated}
+        if rec.backwards:  # the tensors a backward pass gives a .grad (its hooks' writes are noted below)
+            out.update(tid for tid, info in scene.tensors.items()
+                       if info.requires_grad and (info.is_leaf or info.retains_grad))
         for t in [*rec.flagged, *(t for _op, t in rec.inplace), *rec.written]:
             tid = ids.tensor(t)
             if tid is not None:
@@ -470,15 +475,19 @@ class Tracer:
         self._stack.clear()
         self._stack_pos.clear()
         self._globals_src = _Source()
+        self._modules_seen.clear()
         self._cold = True
 
     def _outside_writers(self) -> list[torch.Tensor]:
         """Live tensors whose memory NumPy (or another owner) can write without torch knowing."""
         out = []
+        kept = []
         for tid in self.foreign:
             t = self.ids.obj(tid)
             if t is not None:
                 out.append(t)
+                kept.append(tid)
+        self.foreign[:] = kept
         live = []
         for ref in self.recorder.shared:
             t = ref()
@@ -575,6 +584,19 @@ class Tracer:
             return bindings, [dict(prev.bindings)] if prev is not None else [], [bindings]
         return bindings, olds, news
 
+    def _module_tensors(self, name: str, module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+        """``name.param`` and ``name.buffer`` pairs of a module, listed again only when its tree changed."""
+        shape = _module_shape(module)
+        hit = self._modules_seen.get(id(module))
+        if shape is not None and hit is not None and hit[0] is module and hit[1] == name \
+                and len(hit[2]) == len(shape) and all(map(operator.is_, shape, hit[2])):
+            return hit[3]
+        found: list[tuple[str, torch.Tensor]] = []
+        _collect_one(name, module, found)
+        if shape is not None:
+            self._modules_seen[id(module)] = (module, name, shape, found)
+        return found
+
     def _shares_cells(self, code: types.CodeType) -> bool:
         """True when code run in another frame can rebind this code's locals (closures, ``nonlocal``;
         on 3.12+ also an inlined comprehension, whose loop rebinds locals within one statement)."""
@@ -614,7 +636,10 @@ class Tracer:
             else:
                 found = []
                 try:
-                    _collect_one(name, value, found)
+                    if safe.is_a(value, torch.nn.Module):
+                        found = self._module_tensors(name, value)
+                    else:
+                        _collect_one(name, value, found)
                 except Exception:  # a container that cannot be read shows no tensors; the trace goes on
                     continue
             for n, t in found:
@@ -634,13 +659,20 @@ class Tracer:
         if self.recorder.in_backward:
             return
         packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        # called from the torch function mode, where the line hook still sees every call: our own
+        # calls would each go through it (on 3.12+ switching it costs more than it saves)
+        hook = sys.gettrace() if sys.version_info < (3, 12) else None
         with quiet():
             grad_mode = torch.is_grad_enabled()
             try:
+                if hook is not None:
+                    sys.settrace(None)
                 torch._C._set_grad_enabled(False)
                 self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
             finally:
                 torch._C._set_grad_enabled(grad_mode)
+                if hook is not None:
+                    sys.settrace(hook)
 
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
@@ -912,6 +944,35 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
                 break
             if safe.is_a(item, torch.Tensor) and safe.is_a(key, (str, int)) and not safe.is_lazy(item):
                 out.append((f"{name}[{safe.safe_repr(key)}]", item))
+
+
+_MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,
+                   torch.nn.Module._named_members)
+
+
+def _module_shape(module: torch.nn.Module) -> list[Any] | None:
+    """Every submodule, parameter and buffer of ``module`` with their names, flat: compared by identity
+    to tell that ``named_parameters()`` would list the same. None when a class lists its own way."""
+    out: list[Any] = []
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        cls = type(m)
+        if (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members) != _MODULE_LISTING:
+            return None
+        d = m.__dict__
+        out.append(m)
+        for field in ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules"):
+            items = d.get(field)
+            if items is None:
+                out.append(None)
+                continue
+            out.append(len(items))
+            out.extend(items)
+            if field != "_non_persistent_buffers_set":
+                out.extend(items.values())
+        todo.extend(v for v in d.get("_modules", {}).values() if v is not None)
+    return out
 
 
 def _foreign_memory(t: torch.Tensor) -> bool:

@@ -75,6 +75,8 @@ class Scene:
         #: storage address -> shown tensors whose values or ``.grad`` live there
         self.by_storage: dict[int | None, set[str]] = {}
         self._where: dict[str, tuple[int | None, ...]] = {}
+        #: tid -> ((data pointer, .grad key), storages) as last read
+        self._at: dict[str, tuple[tuple[Any, Any], tuple[int | None, ...]]] = {}
         self._max_t = 0
         self._max_n = 0
         self._sorted = True
@@ -201,6 +203,7 @@ class Scene:
         if x[0] == "t":
             del self.tensors[x]
             self.versions.pop(x, None)
+            self._at.pop(x, None)
             for s in self._where.pop(x, ()):
                 held = self.by_storage.get(s)
                 if held is not None:
@@ -287,8 +290,13 @@ class Scene:
         if base is not None:
             edges.append(self.ids.stamp(base)[0])
         self.versions[tid] = info.version
+        at = self.cache[tid].key
+        found = self._at.get(tid)
+        if found is not None and found[0] == (at[8], at[2]):
+            return info, tuple(edges)  # same memory, same .grad object: same storages
         grad = t.grad if (info.is_leaf or info.retains_grad) else None
         where = (storage_of(t),) if grad is None else (storage_of(t), storage_of(grad))
+        self._at[tid] = ((at[8], at[2]), where)
         old = self._where.get(tid)
         if old != where:
             for s in old or ():
@@ -337,6 +345,6 @@ class Scene:
     def clear(self) -> None:
         """Forget every member (and the edges): the next update starts from nothing."""
         self.tensors, self.nodes, self.out, self.preds, self.roots = {}, {}, {}, {}, {}
-        self.versions, self.by_storage, self._where = {}, {}, {}
+        self.versions, self.by_storage, self._where, self._at = {}, {}, {}, {}
         self._max_t = self._max_n = 0
         self._sorted = True

@@ -15,6 +15,7 @@ in lazily; it compares, prints and pickles as a plain one).
 
 from __future__ import annotations
 
+import ctypes
 import math
 import struct
 import weakref
@@ -27,6 +28,8 @@ from ..model import Summary
 
 MAX_ELEMENTS = 16
 MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
+#: tensors up to this many elements are copied as bytes and summarised when first shown
+CAPTURE_MAX = 4096
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
 
@@ -39,10 +42,19 @@ def summarize(t: torch.Tensor) -> Summary:
         return Summary(text=f"<values not readable: {type(exc).__name__}>")
 
 
-def _summarize(t: torch.Tensor) -> Summary:
+def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
     if t.device.type == "meta":
         return Summary(text="<meta: no values>")
     d = t.detach()
+    if capture and d.layout == torch.strided and d.numel() <= CAPTURE_MAX and d.device.type == "cpu" \
+            and d.dtype in _CAPTURED:
+        try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
+            c = d.resolve_conj().resolve_neg().contiguous()
+            raw = ctypes.string_at(c.data_ptr(), c.numel() * c.element_size()) if c.numel() else b""
+        except Exception:
+            pass
+        else:
+            return Captured(raw, d.dtype, tuple(d.shape))
     if d.layout != torch.strided:
         if d.numel() > MAX_ELEMENTS:
             return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
@@ -103,6 +115,62 @@ class LazySummary(Summary):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Summary, (self.text, self.values, self.stats))
+
+
+#: dtypes whose bytes are read back as they were copied (the others are summarised at once)
+_CAPTURED = frozenset({
+    torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128, torch.bool,
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+})
+
+
+class Captured(LazySummary):
+    """A :class:`Summary` of a small tensor whose bytes were copied when it was taken.
+
+    Reading a tensor's numbers and their min/mean/max costs several torch calls; most
+    summaries of a trace are never shown, or shown long after. The copy (plain bytes,
+    no tensor) is read on first use of ``values``, ``stats`` or ``text``.
+    """
+
+    def __init__(self, raw: bytes, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+        object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "_dtype", dtype)
+        object.__setattr__(self, "_shape", shape)
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
+                torch.empty(0, dtype=d["_dtype"])
+            real = _summarize(data.reshape(d["_shape"]), capture=False)
+            object.__setattr__(self, "_summary", real)
+        return real
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "text":
+            raise AttributeError(name)
+        text = self._real().text
+        object.__setattr__(self, "text", text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
+            mine, theirs = self.__dict__, other.__dict__
+            if (mine["_dtype"], mine["_shape"]) == (theirs["_dtype"], theirs["_shape"]) \
+                    and mine["_raw"] == theirs["_raw"]:
+                return True  # the same bytes: the same numbers, shown the same
+        return super().__eq__(other)
+
+    __hash__ = Summary.__hash__
 
 
 def _stats(d: torch.Tensor) -> tuple[float, float, float] | None:
