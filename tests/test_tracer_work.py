@@ -205,3 +205,36 @@ def test_reading_values_leaves_the_learners_storage_resizable():
     ns: dict[str, Any] = {}
     trace = gradtrace.trace_code(source, ns)
     assert trace.error is None and ns["n"] == 100
+
+
+def test_threads_running_before_the_trace_keep_the_work_linear():
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)  # as a notebook kernel's own threads
+    other.start()
+    try:
+        (_t1, small, _), (_t4, big, _) = _work(CHAIN.format(n=100)), _work(CHAIN.format(n=400))
+    finally:
+        stop.set()
+        other.join()
+    _linear(small, big, ["tensors", "nodes", "searched", "frames"])
+
+
+def test_a_thread_the_program_starts_is_followed_by_reading_every_tensor():
+    source = (
+        "import threading, torch\n"
+        "x = torch.zeros(2, requires_grad=True)\n"
+        "go = threading.Event()\n"
+        "def work():\n"
+        "    go.wait()\n"
+        "    x.grad = torch.ones(2)  # no version bump, and no torch function mode in this thread\n"
+        "t = threading.Thread(target=work, daemon=True)\n"
+        "t.start()\n"
+        "go.set()\n"
+        "t.join()\n"
+        "n = 1\n"
+    )
+    trace = gradtrace.trace_code(source, {})
+    step = next(s for s in trace.steps if s.code == "t.join()")  # the thread has ended: what it did is shown
+    assert step.tensors[step.bindings["x"]].grad.values == [1.0, 1.0]

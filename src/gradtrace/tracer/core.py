@@ -147,6 +147,9 @@ class Tracer:
         self._stack_pos: dict[types.FrameType, int] = {}
         self._sources: dict[types.FrameType, _Source] = {}
         self._cells: dict[types.CodeType, bool] = {}
+        #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
+        self._threads = {t.ident for t in threading.enumerate()}
+        self._threads_seen: frozenset[int | None] | None = None
         #: id(module) -> (module, name, its tree as last listed, its (name, tensor) pairs)
         self._modules_seen: dict[int, tuple[Any, str, list[Any], list[tuple[str, torch.Tensor]]]] = {}
         self._cold = True
@@ -384,6 +387,11 @@ class Tracer:
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
         bindings, olds, news = self._names(frame)
+        for scope in news:  # new names' graphs, in name order: node ids follow the order of the names
+            for tid in scope.values():
+                t = ids.obj(tid)
+                if t is not None:
+                    book.walk(grad_fn_of(t), output=t)
         for _name, out, _module in rec.ops:
             nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
@@ -452,7 +460,7 @@ class Tracer:
         does not see: another thread, or everything run after recording stopped.
         """
         rec, ids, scene = self.recorder, self.ids, self.scene
-        if self.capped or self.prev is None or threading.active_count() > 1:
+        if self._other_threads() or self.capped or self.prev is None:
             return None
         out = {tid for tid, _v0, _v1 in mutated}
         if rec.backwards:  # the tensors a backward pass gives a .grad (its hooks' writes are noted below)
@@ -468,6 +476,17 @@ class Tracer:
             if held:
                 out.update(held)
         return out
+
+    def _other_threads(self) -> bool:
+        """True when a thread started since the trace began runs, or ran since the last snapshot
+        (its torch calls reach no torch function mode: nothing tells what it changed)."""
+        seen = self._threads_seen
+        if threading.active_count() == 1 and seen is None:
+            return False
+        alive = {t.ident for t in threading.enumerate()}
+        extra = alive - self._threads
+        self._threads_seen = frozenset(extra) if extra else None
+        return bool(extra) or seen is not None
 
     def _release(self) -> None:
         """Recording stopped: drop the frames and values held for the name caches."""
@@ -971,6 +990,7 @@ def _module_shape(module: torch.nn.Module) -> list[Any] | None:
             out.extend(items)
             if field != "_non_persistent_buffers_set":
                 out.extend(items.values())
+                out.extend(map(type, items.values()))  # a lazy parameter changes class when it gets its shape
         todo.extend(v for v in d.get("_modules", {}).values() if v is not None)
     return out
 
