@@ -14,6 +14,8 @@ c. scaling: 2N iterations vs N, for the trace and for the film (the rendering of
 d. a chain of 100,000 multiplications: trace + folded picture + ``del h`` in a fresh process; torchviz on it
 e. the film of a ~600-step trace vs one layout of one step vs laying out every step
 f. memory: peak RSS of (b) traced minus plain, each in a fresh process; a Trace holds no tensors
+j. a step costs what it changed: a chain's time per step at 250 and 4000 ops, recursion 400 deep, bytes per
+   unchanged node per step, show() of untraced huge graphs
 """
 
 from __future__ import annotations
@@ -149,6 +151,76 @@ def bench_scaling(reps: int) -> list[Row]:
                     time.perf_counter)
     rows.append(("c. scaling, render (film)", f"film of {len(tr_big)} vs {len(tr_small)} steps: "
                  f"{r['2N']:.2f} s vs {r['N']:.2f} s wall", f"{r['2N'] / r['N']:.2f}×", verdict(r["2N"] / r["N"], 2.2)))
+    return rows
+
+
+RECURSION = ("import torch\ndef f(n, x):\n    if n == 0:\n        return x\n    y = x * 1.0\n    return f(n - 1, y)\n"
+             "out = f({n}, torch.ones(1, requires_grad=True))\n")
+
+
+def _traced_seconds(source: str) -> tuple[float, int]:
+    """CPU seconds to trace ``source`` with every step recorded, and its steps."""
+    gc.collect()
+    start = time.process_time()
+    trace = gradtrace.trace_code(source, {}, max_steps=10**9)
+    return time.process_time() - start, len(trace)
+
+
+def bench_incremental() -> list[Row]:
+    """A step costs what it changed: a chain's time per step, deep recursion, memory per unchanged node."""
+    import tracemalloc
+
+    from gradtrace.tracer.core import _last_trace
+
+    rows: list[Row] = []
+    _traced_seconds(workloads.chain_source(50))
+    small, big = [], []
+    for _ in range(3):  # interleaved
+        small.append(_traced_seconds(workloads.chain_source(250)))
+        big.append(_traced_seconds(workloads.chain_source(4000)))
+    s_step = statistics.median(t / n for t, n in small)
+    b_step = statistics.median(t / n for t, n in big)
+    b_total = statistics.median(t for t, _ in big)
+    rows.append(("j. chain, time per recorded step", f"{big[0][1]} steps of a 4000-op chain vs {small[0][1]} of a "
+                 f"250-op chain, uncapped: {b_step * 1e3:.3f} vs {s_step * 1e3:.3f} ms per step",
+                 f"{b_step / s_step:.2f}×", verdict(b_step / s_step, 1.5)))
+    rows.append(("j. 4000-op chain, uncapped", f"{big[0][1]} steps recorded, CPU s", f"{b_total:.2f} s",
+                 f"< 3 s: {'met' if b_total < 3 else 'missed'}"))
+    t, n = _traced_seconds(RECURSION.format(n=400))
+    rows.append(("j. recursion 400 deep", f"{n} steps recorded, CPU s", f"{t:.2f} s",
+                 f"< 1 s: {'met' if t < 1 else 'missed'}"))
+    source = workloads.chain_source(1000)
+    gc.collect()
+    tracemalloc.start()
+    trace = gradtrace.trace_code(source, {}, max_steps=10**9)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0]
+    unchanged = sum(sum(1 for k, v in now.nodes.items() if before.nodes.get(k) is v)
+                    + sum(1 for k, v in now.tensors.items() if before.tensors.get(k) is v)
+                    for before, now in zip(trace.steps, trace.steps[1:], strict=False))
+    del trace
+    _last_trace.clear()
+    gc.collect()
+    held -= tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    per = held / max(unchanged, 1)
+    rows.append(("j. memory per unchanged node per step", f"1000-op chain, 2003 steps: the Trace holds "
+                 f"{held / 1e6:.1f} MB for {unchanged:,} unchanged node-steps (tracemalloc)", f"{per:.0f} B",
+                 f"≤ 200 B: {'met' if per <= 200 else 'missed'}"))
+    from gradtrace.tracer.stack import ensure_deep_stack
+
+    for name, make in (("5000-wide graph", lambda: workloads.wide_loss(5000)),
+                       ("100,000-op chain", lambda: workloads.chain_loss(100_000))):
+        var = make()
+        start = cpu_with_children()
+        graph = gradtrace.show(var)
+        graph.svg()
+        took = cpu_with_children() - start
+        ensure_deep_stack()  # running dot lowered the stack limit: freeing a deep graph needs it raised
+        del var, graph
+        rows.append(("j. show() of an untraced graph", f"gradtrace.show(loss).svg(), {name} (snapshot, values read "
+                     "only for what is drawn, fold, layout), CPU s incl. dot", f"{took:.2f} s",
+                     f"≤ 1 s: {'met' if took <= 1 else 'missed'}"))
     return rows
 
 
@@ -372,7 +444,8 @@ def main() -> None:
     env = environment()
     rows: list[Row] = []
     for bench in (lambda: bench_make_dot(reps * 2), bench_make_dot_after_backward, bench_pictures, bench_film_python,
-                  lambda: bench_models(reps), lambda: bench_overhead(reps), lambda: bench_scaling(reps),
+                  lambda: bench_models(reps), lambda: bench_overhead(reps), bench_incremental,
+                  lambda: bench_scaling(reps),
                   lambda: bench_chain(args.chain), bench_film, lambda: bench_memory(max(3, reps // 3))):
         new = bench()
         rows += new

@@ -238,3 +238,11 @@ def test_a_thread_the_program_starts_is_followed_by_reading_every_tensor():
     trace = gradtrace.trace_code(source, {})
     step = next(s for s in trace.steps if s.code == "t.join()")  # the thread has ended: what it did is shown
     assert step.tensors[step.bindings["x"]].grad.values == [1.0, 1.0]
+
+
+def test_show_reads_a_saved_value_that_has_no_name_at_once():
+    h = torch.ones(1, requires_grad=True)
+    out = (h * 1.5) * 2.5  # each MulBackward0 saved its scalar as a tensor nobody else holds
+    step = snapshot(out)
+    saved = sorted(s.value.values for n in step.nodes.values() for s in n.saved)
+    assert saved == [1.5, 2.5]

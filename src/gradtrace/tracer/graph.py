@@ -193,8 +193,8 @@ class GraphBook:
         alias) is caught through :attr:`dirty`: the storages the statement's
         in-place calls wrote to are read again.
         """
-        if self.lazy:
-            return deferred(t, self._count)
+        if self.lazy and tid is not None:  # a tensor with an id lives on; one without is a saved value unpacked
+            return deferred(t, self._count)  # just now, gone once read: summarised at once
         if self.dirty and storage_of(t) in self.dirty:
             value = self._summarize(t)
             if tid is not None:
