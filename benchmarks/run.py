@@ -8,12 +8,23 @@ are not. torch runs on one thread. In-process work is timed in CPU seconds of
 this process (``process_time``: robust to other load); pictures in CPU seconds of
 this process plus its ``dot`` children; the film and fresh Pythons on the wall clock.
 
-a. ``gradtrace.make_dot(loss).source`` vs ``torchviz.make_dot(loss).source``, ResNet-like net (~1000 nodes)
-b. tracing overhead: a 100-iteration MLP training loop, traced vs plain ``exec``
+a. ``gradtrace.make_dot(loss).source`` vs ``torchviz.make_dot(loss).source``: ResNet-like net, 5000 wide,
+   5000 deep, and the real models (``transformers`` GPT-2/BERT; torchvision's resnet18, resnet50,
+   mobilenet_v3_small, vit_b_16 where it imports); and after ``backward()``
+b. tracing (#9's goals): the 100-iteration MLP loop, every step recorded, traced vs plain in fresh processes;
+   time per recorded step of an N-op chain at N = 250 vs 4000; the 4000-op chain uncapped; recursion 400 deep;
+   bytes a Trace retains per unchanged node per step (tracemalloc); cold start (the first optimizer)
 c. scaling: 2N iterations vs N, for the trace and for the film (the rendering of every step)
 d. a chain of 100,000 multiplications: trace + folded picture + ``del h`` in a fresh process; torchviz on it
 e. the film of a ~600-step trace vs one layout of one step vs laying out every step
-f. memory: peak RSS of (b) traced minus plain, each in a fresh process; a Trace holds no tensors
+f. memory: peak RSS of the MLP loop traced minus plain, each in a fresh process; a Trace holds no tensors
+g. any step's picture of big graphs, folded: fold + DOT + layout
+h. the film's Python per step
+i. real models: tracing one training step vs plain, any step's picture, HTML size, peak RSS, torchview
+
+Under Python 3.12 (``PYTHONPATH=src python3.12 benchmarks/run.py``) the same rows run; the goals summary
+at the top of RESULTS.md puts each Python's last full run side by side. ``--only NAME ...`` runs a few
+benchmarks and writes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ import gc
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -101,7 +113,7 @@ def bench_make_dot(reps: int, models: dict[str, workloads.RealModel]) -> list[Ro
         what = f"make_dot(loss).source, {name}, {nodes} nodes: gradtrace {t['gradtrace'] / k * 1e3:.1f} ms, " \
                f"torchviz {t['torchviz'] / k * 1e3:.1f} ms" + (f" (each timed {k} calls in a row)" if k > 1 else "")
         goal = f"≤ 0.7 (stretch 0.3): {'met, stretch met' if ratio <= 0.3 else 'met' if ratio <= 0.7 else 'missed'}"
-        rows.append(("a. make_dot vs torchviz", what, f"{ratio:.2f}×", goal))
+        rows.append((f"a. make_dot vs torchviz, {name}", what, f"{ratio:.2f}×", goal))
     return rows
 
 
@@ -271,7 +283,8 @@ def bench_chain(n: int) -> list[Row]:
     picture: list[Row] = []
     if g_rc == 0:
         render = float(g["render_cpu_s"])
-        picture = [("g. any step's picture", f"{n:,}-op chain, the state after its last step ({g['nodes']:,} nodes): "
+        picture = [(f"g. any step's picture, {n:,}-op chain",
+                    f"{n:,}-op chain, the state after its last step ({g['nodes']:,} nodes): "
                     f"fold+DOT+layout, CPU s incl. dot ({g['render_s']:.2f} s wall)", f"{render:.2f} s",
                     f"≤ 1 s: {'met' if render <= 1 else 'missed'}")]
     return picture + [("d. 100k chain, gradtrace", what, result, goal),
@@ -298,7 +311,7 @@ def bench_film() -> list[Row]:
              f"({union.count('label=<')} boxes) {lay:.2f} s; one step alone {t['one'] * 1e3:.0f} ms; every step "
              f"laid out alone {every:.1f} s ({every / t['film']:.1f}× the film)", f"{ratio:.1f}× its layout",
              f"≈ one layout (≤ 2×): {'met' if ratio <= 2 else 'missed'}")]
-    rows.append(("layout of one picture", f"the film's single layout ({union.count('label=<')} boxes)",
+    rows.append(("e. layout of the film's one picture", f"the film's single layout ({union.count('label=<')} boxes)",
                  f"{lay:.2f} s", f"≤ 1 s: {'met' if lay <= 1 else 'missed'}"))
     loss_ns: dict[str, object] = {"ResNetLike": workloads.ResNetLike}
     rsrc = "import torch\ntorch.manual_seed(0)\nnet = ResNetLike()\nx = torch.randn(2, 3, 6, 6)\n" \
@@ -307,7 +320,8 @@ def bench_film() -> list[Row]:
     plan = fold(step)
     source = plan_dot(step, plan)
     lay = interleaved({"resnet": lambda: dot_to_svg(plan_dot(step, fold(step)))}, 3, time.perf_counter)["resnet"]
-    rows.append(("layout of one picture", f"ResNet-like step ({len(step.nodes)} nodes, {len(step.tensors)} tensors), "
+    rows.append(("e. layout of one ResNet-like step",
+                 f"ResNet-like step ({len(step.nodes)} nodes, {len(step.tensors)} tensors), "
                  f"folded+grouped to {source.count('label=<')} boxes, fold+DOT+layout", f"{lay:.2f} s",
                  f"≤ 1 s: {'met' if lay <= 1 else 'missed'}"))
     return rows
@@ -372,7 +386,8 @@ def bench_pictures() -> list[Row]:
         timed = [_picture_seconds(s) for s in steps if s is not None]
         worst, boxes = max(t for t, _ in timed), max(b for _, b in timed)
         size = max(len(s.nodes) + len(s.tensors) for s in steps if s is not None)
-        rows.append(("g. any step's picture", f"{name}: {len(steps)} steps, up to {size:,} objects, each picture "
+        rows.append((f"g. any step's picture, {name}",
+                     f"{name}: {len(steps)} steps, up to {size:,} objects, each picture "
                      f"folded to ≤ {boxes} boxes (limit {MAX_NODES}); slowest fold+DOT+layout, CPU s incl. dot",
                      f"{worst:.2f} s", f"≤ 1 s: {'met' if worst <= 1 else 'missed'}"))
     return rows
@@ -508,10 +523,47 @@ def main() -> None:
         rows += new
         for row in new:
             print(table([row]).splitlines()[-1], flush=True)
-    text = f"# gradtrace benchmarks\n\n`python benchmarks/run.py`: {env}.\n\n{table(rows)}\n"
+    section = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+    text = f"## {section}\n\n`{' '.join(['python', 'benchmarks/run.py', *sys.argv[1:]])}`: {env}.\n\n{table(rows)}\n"
     print("\n" + text)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+    if args.out and not args.only:
+        out = Path(args.out)
+        out.write_text(results_file(out.read_text(encoding="utf-8") if out.exists() else "", section, text),
+                       encoding="utf-8")
+
+
+def results_file(old: str, section: str, text: str) -> str:
+    """RESULTS.md with this run's section replaced, the goals summary redone over every section, notes kept."""
+    parts: dict[str, str] = {}
+    for chunk in ("\n" + old).split("\n## ")[1:]:
+        parts[chunk.split("\n", 1)[0].strip()] = "## " + chunk.strip() + "\n"
+    parts[section] = text
+    runs = sorted((k for k in parts if k.startswith("Python ")), key=lambda k: tuple(map(int, k.split()[1].split("."))))
+    head = ("# gradtrace benchmarks\n\n`python benchmarks/run.py` rewrites its Python's section below and the goals "
+            "summary (each Python's last full run); the notes are written by hand.\n")
+    body = [head, summary({k: parts[k] for k in runs})] + [parts[k] for k in runs]
+    body += [parts[k] for k in parts if k not in runs and k != "Goals"]
+    return "\n".join(body)
+
+
+def summary(runs: dict[str, str]) -> str:
+    """The rows that have a goal, one line each, with each Python's result and verdict side by side."""
+    cells: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for run, text in runs.items():
+        for line in text.splitlines():
+            cols = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cols) != 4 or not re.search(r": (met|missed)", cols[3]):
+                continue
+            bar, _, verdict = cols[3].partition(": ")
+            cells.setdefault(cols[0], {})[run] = (cols[2], bar, verdict)
+    names = list(runs)
+    lines = ["## Goals", "", "| goal | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for goal, by_run in cells.items():
+        bars = dict.fromkeys(bar for _, bar, _ in by_run.values())
+        row = [f"{goal} ({' / '.join(bars)})"]
+        row += [f"{by_run[r][0]}: {by_run[r][2]}" if r in by_run else "-" for r in names]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
