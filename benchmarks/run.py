@@ -24,7 +24,7 @@ i. real models: tracing one training step vs plain, any step's picture, HTML siz
 
 Under Python 3.12 (``PYTHONPATH=src python3.12 benchmarks/run.py``) the same rows run; the goals summary
 at the top of RESULTS.md puts each Python's last full run side by side. ``--only NAME ...`` runs a few
-benchmarks and writes nothing.
+benchmarks and replaces just their rows in this Python's section.
 """
 
 from __future__ import annotations
@@ -516,6 +516,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown benchmark {', '.join(sorted(unknown))}: choose from {', '.join(benches)}")
     rows: list[Row] = []
+    started = time.perf_counter()
     for name, bench in benches.items():
         if args.only and name not in args.only:
             continue
@@ -523,13 +524,32 @@ def main() -> None:
         rows += new
         for row in new:
             print(table([row]).splitlines()[-1], flush=True)
+        print(f"[{name}: done at {time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
     section = f"Python {sys.version_info.major}.{sys.version_info.minor}"
-    text = f"## {section}\n\n`{' '.join(['python', 'benchmarks/run.py', *sys.argv[1:]])}`: {env}.\n\n{table(rows)}\n"
+    command = " ".join(["python", "benchmarks/run.py", *sys.argv[1:]])
+    text = f"## {section}\n\n`{command}`: {env}.\n\n{table(rows)}\n"
     print("\n" + text)
-    if args.out and not args.only:
+    if args.out:
         out = Path(args.out)
-        out.write_text(results_file(out.read_text(encoding="utf-8") if out.exists() else "", section, text),
-                       encoding="utf-8")
+        old = out.read_text(encoding="utf-8") if out.exists() else ""
+        if args.only:  # a partial run replaces its own rows in the last full run's section
+            text = updated_section(old, section, rows, f"`{command}` re-ran {', '.join(args.only)}: {env}.")
+        out.write_text(results_file(old, section, text), encoding="utf-8")
+
+
+def updated_section(old: str, section: str, rows: list[Row], note: str) -> str:
+    """The section of ``old`` for ``section`` with the rows of the same names replaced (new ones added), and a note."""
+    head, kept = f"## {section}\n", []
+    chunks = {c.split("\n", 1)[0].strip(): c for c in ("\n" + old).split("\n## ")[1:]}
+    lines = chunks.get(section, "").splitlines()[1:]
+    intro = [line for line in lines if line.strip() and not line.startswith("|")]
+    fresh = {r[0]: r for r in rows}
+    for line in lines:
+        cols = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if line.startswith("|") and len(cols) == 4 and cols[0] not in ("benchmark", "---|---|---|---"):
+            kept.append(fresh.pop(cols[0], (cols[0], cols[1], cols[2], cols[3])))
+    kept += fresh.values()
+    return head + "\n" + "\n\n".join([*intro, note]) + "\n\n" + table(kept) + "\n"
 
 
 def results_file(old: str, section: str, text: str) -> str:
@@ -540,7 +560,7 @@ def results_file(old: str, section: str, text: str) -> str:
     parts[section] = text
     runs = sorted((k for k in parts if k.startswith("Python ")), key=lambda k: tuple(map(int, k.split()[1].split("."))))
     head = ("# gradtrace benchmarks\n\n`python benchmarks/run.py` rewrites its Python's section below and the goals "
-            "summary (each Python's last full run); the notes are written by hand.\n")
+            "summary (`--only NAME ...` replaces just those rows); the notes are written by hand.\n")
     body = [head, summary({k: parts[k] for k in runs})] + [parts[k] for k in runs]
     body += [parts[k] for k in parts if k not in runs and k != "Goals"]
     return "\n".join(body)
