@@ -311,18 +311,20 @@ def bench_film() -> list[Row]:
              f"({union.count('label=<')} boxes) {lay:.2f} s; one step alone {t['one'] * 1e3:.0f} ms; every step "
              f"laid out alone {every:.1f} s ({every / t['film']:.1f}× the film)", f"{ratio:.1f}× its layout",
              f"≈ one layout (≤ 2×): {'met' if ratio <= 2 else 'missed'}")]
-    rows.append(("e. layout of the film's one picture", f"the film's single layout ({union.count('label=<')} boxes)",
-                 f"{lay:.2f} s", f"≤ 1 s: {'met' if lay <= 1 else 'missed'}"))
+    lay_cpu = interleaved({"union": lambda: dot_to_svg(union)}, 1, cpu_with_children)["union"]
+    rows.append(("e. layout of the film's one picture", f"the film's single layout ({union.count('label=<')} boxes), "
+                 f"CPU s of dot ({lay:.2f} s wall)", f"{lay_cpu:.2f} s",
+                 f"≤ 1 s: {'met' if lay_cpu <= 1 else 'missed'}"))
     loss_ns: dict[str, object] = {"ResNetLike": workloads.ResNetLike}
     rsrc = "import torch\ntorch.manual_seed(0)\nnet = ResNetLike()\nx = torch.randn(2, 3, 6, 6)\n" \
            "loss = torch.nn.functional.cross_entropy(net(x), torch.tensor([0, 2]))\n"
     step = gradtrace.trace_code(rsrc, loss_ns).steps[-1]
     plan = fold(step)
     source = plan_dot(step, plan)
-    lay = interleaved({"resnet": lambda: dot_to_svg(plan_dot(step, fold(step)))}, 3, time.perf_counter)["resnet"]
+    lay = interleaved({"resnet": lambda: dot_to_svg(plan_dot(step, fold(step)))}, 3, cpu_with_children)["resnet"]
     rows.append(("e. layout of one ResNet-like step",
                  f"ResNet-like step ({len(step.nodes)} nodes, {len(step.tensors)} tensors), "
-                 f"folded+grouped to {source.count('label=<')} boxes, fold+DOT+layout", f"{lay:.2f} s",
+                 f"folded+grouped to {source.count('label=<')} boxes, fold+DOT+layout, CPU s incl. dot", f"{lay:.2f} s",
                  f"≤ 1 s: {'met' if lay <= 1 else 'missed'}"))
     return rows
 
