@@ -7,6 +7,8 @@ Every count checked here comes from PyTorch (walking ``grad_fn`` directly or
 from __future__ import annotations
 
 import gc
+import importlib
+import json
 import math
 import subprocess
 import sys
@@ -368,3 +370,31 @@ def test_names_of_a_collapsed_modules_tensors_go_inside_its_box(net_trace):
     assert not [n for n in plan.step.bindings if n.startswith(("net.layer1.", "net.layer2."))]
     assert "loss" in plan.step.bindings and "net.stem.weight" in plan.step.bindings
     assert inner or not [n for n in step.bindings if n.startswith("net.")]  # names the tracer gave, if any
+
+
+def test_trace_json_turns_each_record_into_a_row_once(monkeypatch):
+    """Steps share the records of unchanged objects: the JSON makes one row per record object, not per step."""
+    json_mod = importlib.import_module("gradtrace.render.json")
+    calls = {"_tensor": 0, "_node": 0}
+    for name in calls:
+        real = getattr(json_mod, name)
+
+        def counted(record, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(record)
+
+        monkeypatch.setattr(json_mod, name, counted)
+    src = "import torch\nw = torch.ones(3, requires_grad=True)\nfor i in range(60):\n    y = (w * i).sum()\n" \
+          "    y.backward()\n"
+    trace = gradtrace.trace_code(src, {})
+    steps = [*trace.steps, *([trace.final] if trace.final is not None else [])]
+    data = json.loads(json_mod.trace_json(trace))
+    tensors = {id(t) for s in steps for t in s.tensors.values()}
+    nodes = {id(n) for s in steps for n in s.nodes.values()}
+    shown = sum(len(s.tensors) + len(s.nodes) for s in steps)
+    assert (calls["_tensor"], calls["_node"]) == (len(tensors), len(nodes))
+    assert len(tensors) + len(nodes) < shown / 2
+    # every step still names its rows: the row of each tensor is its record as plain data
+    for s, d in zip(trace.steps, data["steps"], strict=True):
+        for tid, t in s.tensors.items():
+            assert data["tensors"][d["tensors"][tid]]["version"] == t.version

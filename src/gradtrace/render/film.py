@@ -76,16 +76,15 @@ with every learner-provided string as plain text (the front end shows it with
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Hashable
 from typing import Any
 
+from .._gc import paused_gc
 from ..model import FREED, Backward, Error, NodeInfo, Prediction, Step, TensorInfo, Trace
 from .backward import diff, flow
 from .dot import FILL, LEGEND, LINES, MARKS, box_classes, scene_dot
 from .fold import block_box, block_links, fold, note_box
-from .scene import Box, Link, Row, Scene, scene
+from .scene import Box, BoxMemo, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
 from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
@@ -120,22 +119,70 @@ class Film(dict[str, Any]):
         return {"text/plain": repr(self), "text/html": frame}
 
 
-#: A row's identity: its JSON text with sorted keys (one encoder built once: json.dumps with
-#: options builds a new one per call)
-_row_key = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False).encode
-
-
 class _Table:
+    """Rows stored once. ``key`` is a hashable twin of the row: equal keys exactly when the rows are equal."""
+
     def __init__(self) -> None:
         self.rows: list[Any] = []
-        self._index: dict[str, int] = {}
+        self._index: dict[Hashable, int] = {}
 
-    def ref(self, row: Any) -> int:
-        key = _row_key(row)
-        if key not in self._index:
-            self._index[key] = len(self.rows)
+    def ref(self, row: Any, key: Hashable) -> int:
+        at = self._index.get(key)
+        if at is None:
+            at = self._index[key] = len(self.rows)
             self.rows.append(row)
-        return self._index[key]
+        return at
+
+
+class _Memo:
+    """What one film has already made, so that each distinct box, frame and detail is made once.
+
+    Steps share the records of objects they did not change, so the scenes of a long loop
+    hand back the same :class:`Box` objects again and again (see :class:`BoxMemo`); their
+    classes, rows and renamed copies are worked out once per box. Every cache holds the
+    objects whose ``id()`` is in its keys, so no id is reused while the film is made.
+    """
+
+    def __init__(self) -> None:
+        self.boxes = BoxMemo()
+        self.rows, self.frames, self.details = _Table(), _Table(), _Table()
+        self._drawn: dict[int, tuple[Box, str, int]] = {}
+        self._renamed: dict[tuple[int, str], tuple[Box, Box]] = {}
+        self._detail: dict[tuple[Hashable, ...], tuple[object, int]] = {}
+        self._edges: dict[int, tuple[Link, str]] = {}
+
+    def drawn(self, box: Box) -> tuple[str, int]:
+        """The box's classes and its rows' index in ``rows``."""
+        hit = self._drawn.get(id(box))
+        if hit is None:
+            rows = [[r.text, r.cls] for r in box.rows]
+            ref = self.rows.ref(rows, tuple((r.text, r.cls) for r in box.rows))
+            hit = self._drawn[id(box)] = (box, box_classes(box), ref)
+        return hit[1], hit[2]
+
+    def edge_classes(self, link: Link) -> str:
+        hit = self._edges.get(id(link))
+        if hit is None:
+            classes = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
+            hit = self._edges[id(link)] = (link, classes)
+        return hit[1]
+
+    def renamed(self, box: Box, key: str) -> Box:
+        hit = self._renamed.get((id(box), key))
+        if hit is None:
+            new = box if box.key == key else Box(key, box.group, box.kind, box.rows, box.marks, box.label)
+            hit = self._renamed[(id(box), key)] = (box, new)
+        return hit[1]
+
+    def detail(self, key: tuple[Hashable, ...], record: object, make: Callable[..., dict[str, Any]],
+               *args: Any) -> int:
+        """The index in ``details`` of the detail ``make(*args)`` builds; ``key`` says everything it depends on."""
+        hit = self._detail.get(key)
+        if hit is None:
+            d = make(*args)
+            ref = self.details.ref(d, (d["type"], d["id"], d["title"], tuple(tuple(f) for f in d["fields"])))
+            hit = self._detail[key] = (record, ref)
+        return hit[1]
 
 
 def _name_keys(trace: Trace) -> dict[str, str]:
@@ -146,7 +193,7 @@ def _name_keys(trace: Trace) -> dict[str, str]:
     return keys
 
 
-def film_scenes(trace: Trace, show_attrs: bool = False) -> list[Scene]:
+def film_scenes(trace: Trace, show_attrs: bool = False, memo: BoxMemo | None = None) -> list[Scene]:
     """One scene per step, with name boxes keyed the same way in every step.
 
     When any step holds more than :data:`FILM_MAX_NODES` objects, every step
@@ -155,9 +202,10 @@ def film_scenes(trace: Trace, show_attrs: bool = False) -> list[Scene]:
     count grows from step to step.
     """
     keys = _name_keys(trace)
+    memo = BoxMemo() if memo is None else memo
     if not _is_big(trace):
-        return [scene(step, name_keys=keys, show_attrs=show_attrs) for step in trace.steps]
-    return [_folded_scene(step, keys, show_attrs) for step in trace.steps]
+        return [scene(step, name_keys=keys, show_attrs=show_attrs, memo=memo) for step in trace.steps]
+    return [_folded_scene(step, keys, show_attrs, memo) for step in trace.steps]
 
 
 #: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
@@ -168,9 +216,9 @@ def _is_big(trace: Trace) -> bool:
     return any(len(s.tensors) + len(s.nodes) > FILM_MAX_NODES for s in trace.steps)
 
 
-def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool = False) -> Scene:
+def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool, memo: BoxMemo) -> Scene:
     plan = fold(step, max_nodes=FILM_MAX_NODES)
-    sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs)
+    sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs, memo=memo)
     extra = [block_box(b) for b in plan.blocks]
     note = note_box(plan)
     if note is not None:
@@ -178,9 +226,11 @@ def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool = False) ->
     return Scene(sc.boxes + tuple(extra), sc.links + tuple(block_links(step, plan)), sc.names)
 
 
-def _widest(boxes: list[Box]) -> Box:
-    """The box laid out for the film: each row holds the longest text it ever shows."""
-    last = boxes[-1]
+def _widest(boxes: list[Box], last: Box) -> Box:
+    """The box laid out for the film: each row holds the longest text it ever shows.
+
+    ``boxes`` are the distinct boxes in order of first appearance, ``last`` the last one shown.
+    """
     width = max(len(b.rows) for b in boxes)
     rows = []
     for i in range(width):
@@ -191,16 +241,20 @@ def _widest(boxes: list[Box]) -> Box:
 
 def union(scenes: list[Scene]) -> Scene:
     """Every box and arrow of every scene, in order of first appearance."""
-    boxes: dict[str, list[Box]] = {}
+    boxes: dict[str, dict[int, Box]] = {}  # the distinct boxes (a memo hands back the same object) by key
+    last: dict[str, Box] = {}
     links: dict[str, Link] = {}
     for sc in scenes:
         for box in sc.boxes:
-            boxes.setdefault(box.key, []).append(box)
+            boxes.setdefault(box.key, {}).setdefault(id(box), box)
+            last[box.key] = box
         for link in sc.links:
-            links.setdefault(link.key, Link(link.tail, link.head, link.kind))
-    names = [k for k, v in boxes.items() if v[0].group == "name"]
-    others = [k for k, v in boxes.items() if v[0].group != "name"]
-    return Scene(tuple(_widest(boxes[k]) for k in names + others), tuple(links.values()))
+            if link.key not in links:
+                links[link.key] = Link(link.tail, link.head, link.kind)
+    first = {k: next(iter(v.values())) for k, v in boxes.items()}
+    names = [k for k, b in first.items() if b.group == "name"]
+    others = [k for k, b in first.items() if b.group != "name"]
+    return Scene(tuple(_widest(list(boxes[k].values()), last[k]) for k in names + others), tuple(links.values()))
 
 
 def film_dot(trace: Trace, show_attrs: bool = False) -> str:
@@ -208,8 +262,7 @@ def film_dot(trace: Trace, show_attrs: bool = False) -> str:
     return scene_dot(union(film_scenes(trace, show_attrs)), bg="transparent")
 
 
-def _tensor_detail(step: Step, t: TensorInfo) -> dict[str, Any]:
-    names = step.names_of(t.id)
+def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any]:
     fields = [
         ["names", ", ".join(clean(n) for n in names) if names else "(no name: only the graph holds it)"],
         ["kind", t.kind],
@@ -251,44 +304,67 @@ def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
     return {"type": "node", "id": n.id, "title": f"backward node {n.id}", "fields": fields}
 
 
-def _details(step: Step, sc: Scene, table: _Table, own: dict[str, str] | None = None) -> dict[str, int]:
-    """Details of each drawn box, keyed by its element id (``own`` maps a place key to the object's key)."""
+def _op_of(step: Step, node_id: str | None) -> str | None:
+    node = step.nodes.get(node_id) if node_id is not None else None
+    return None if node is None else node.name
+
+
+def _details(step: Step, sc: Scene, memo: _Memo, own: dict[str, str] | None = None) -> dict[str, int]:
+    """Details of each drawn box, keyed by its element id (``own`` maps a place key to the object's key).
+
+    A detail is a function of its record and of the few things of the step it names
+    (the names of a tensor, the ops of the nodes it links to): those make its memo key.
+    """
     out: dict[str, int] = {}
+    names_of: dict[str, list[str]] = {}
+    for name, tid in step.bindings.items():
+        names_of.setdefault(tid, []).append(name)
     for drawn in sc.boxes:
-        box = drawn if own is None else replace(drawn, key=own.get(drawn.key, drawn.key))
-        if box.group == "name":
-            tid = step.bindings[box.label]
-            detail = {
-                "type": "name",
-                "id": box.label,
-                "title": f"name {clean(box.label)}",
-                "fields": [["names", tid], ["frame", clean(step.frame)]],
-            }
-        elif box.group == "tensor" and box.key in step.tensors:
-            detail = _tensor_detail(step, step.tensors[box.key])
-        elif box.key in step.nodes:
-            detail = _node_detail(step, step.nodes[box.key])
+        key = drawn.key if own is None else own.get(drawn.key, drawn.key)
+        if drawn.group == "name":
+            tid = step.bindings[drawn.label]
+            ref = memo.detail(("name", drawn.label, tid, step.frame), None, _name_detail, step, drawn.label, tid)
+        elif drawn.group == "tensor" and key in step.tensors:
+            t = step.tensors[key]
+            names = names_of.get(key, [])
+            ref = memo.detail(("tensor", id(t), tuple(names), _op_of(step, t.grad_fn)), t,
+                              _tensor_detail, step, t, names)
+        elif key in step.nodes:
+            n = step.nodes[key]
+            ops = tuple(None if e is None else _op_of(step, e.node) for e in n.inputs)
+            ref = memo.detail(("node", id(n), ops), n, _node_detail, step, n)
         else:  # a folded run, a collapsed module or the note saying what was left out
-            detail = {"type": "block", "id": box.key, "title": clean(box.rows[0].text),
-                      "fields": [["shows", clean(r.text)] for r in box.rows[1:]]}
-        out["gt-" + drawn.key] = table.ref(detail)
+            ref = memo.detail(("block", id(drawn), key), drawn, _block_detail, drawn, key)
+        out["gt-" + drawn.key] = ref
     return out
 
 
-def _frame(sc: Scene, rows: _Table) -> dict[str, Any]:
+def _name_detail(step: Step, name: str, tid: str) -> dict[str, Any]:
+    return {"type": "name", "id": name, "title": f"name {clean(name)}",
+            "fields": [["names", tid], ["frame", clean(step.frame)]]}
+
+
+def _block_detail(box: Box, key: str) -> dict[str, Any]:
+    return {"type": "block", "id": key, "title": clean(box.rows[0].text),
+            "fields": [["shows", clean(r.text)] for r in box.rows[1:]]}
+
+
+def _frame(sc: Scene, memo: _Memo) -> tuple[dict[str, Any], int]:
+    """The frame of ``sc`` and its index in ``frames``."""
     visible = ["gt-names"] if any(b.group == "name" for b in sc.boxes) else []
     classes: dict[str, str] = {}
     texts: dict[str, int] = {}
     for box in sc.boxes:
         dom = "gt-" + box.key
         visible.append(dom)
-        classes[dom] = box_classes(box)
-        texts[dom] = rows.ref([[r.text, r.cls] for r in box.rows])
+        classes[dom], texts[dom] = memo.drawn(box)
     for link in sc.links:
         dom = "gt-e-" + link.key
         visible.append(dom)
-        classes[dom] = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
-    return {"visible": visible, "classes": classes, "texts": texts}
+        classes[dom] = memo.edge_classes(link)
+    frame = {"visible": visible, "classes": classes, "texts": texts}
+    # equal visible lists put the keys of classes and texts in the same order: comparing items is comparing dicts
+    return frame, memo.frames.ref(frame, (tuple(visible), tuple(classes.items()), tuple(texts.items())))
 
 
 def _elements(u: Scene) -> dict[str, dict[str, str]]:
@@ -297,7 +373,7 @@ def _elements(u: Scene) -> dict[str, dict[str, str]]:
     return out
 
 
-def _canonical(sc: Scene) -> tuple[Scene, dict[str, str]]:
+def _canonical(sc: Scene, memo: _Memo) -> tuple[Scene, dict[str, str]]:
     """``sc`` with its boxes renamed by place (``c1``, ``c2``, ...; names keep their keys).
 
     A loop makes new objects at every pass, so the same picture comes back
@@ -305,8 +381,9 @@ def _canonical(sc: Scene) -> tuple[Scene, dict[str, str]]:
     renamed scene and the map from place key back to the object's own key.
     """
     rename = {b.key: b.key if b.group == "name" else f"c{i}" for i, b in enumerate(sc.boxes, 1)}
-    boxes = tuple(Box(rename[b.key], b.group, b.kind, b.rows, b.marks, b.label) for b in sc.boxes)
-    links = tuple(Link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
+    boxes = tuple(memo.renamed(b, rename[b.key]) for b in sc.boxes)
+    link = memo.boxes.link
+    links = tuple(link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
     return Scene(boxes, links, sc.names), {new: old for old, new in rename.items()}
 
 
@@ -403,8 +480,7 @@ def _dom_of(own: dict[str, str]) -> Callable[[str], str]:
 
 
 def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, str], upcoming: set[str] | None,
-                tables: tuple[_Table, _Table, _Table]) -> dict[str, Any]:
-    rows, frames, details = tables
+                memo: _Memo) -> dict[str, Any]:
     dom = _dom_of(own)
     explanation: str | None = None
     culprits: tuple[str, ...] = ()
@@ -413,31 +489,34 @@ def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, 
         explanation, culprits = _explained(trace, step, error)
     predicted = _prediction(step, upcoming)
     prediction = None if predicted is None else prediction_words(step, predicted)
-    frame = _frame(sc, rows)
+    frame, frame_ref = _frame(sc, memo)
     return {
         "index": step.index,
         "lineno": step.lineno,
         "code": step.code,
         "sheet": sheet,
-        "frame": frames.ref(frame),
+        "frame": frame_ref,
         "events": [event_words(step, e) for e in step.events if not isinstance(e, Error)],
         "prediction": prediction,
         "predictions": [] if prediction is None else [prediction],
         "explanation": explanation,
         "culprits": [dom(k) for k in culprits],
         "reverse": [clean(line) for line in reverse_pass(step)],
-        "flow": _drawn_flow(flow(step, dom), set(frame["visible"])),
-        "details": _details(step, sc, details, own),
+        "flow": _drawn_flow(flow(step, dom), frame["visible"]),
+        "details": _details(step, sc, memo, own),
     }
 
 
-def _drawn_flow(subs: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]]:
+def _drawn_flow(subs: list[dict[str, Any]], visible: list[str]) -> list[dict[str, Any]]:
     """The sub-steps of nodes the picture draws, naming only drawn arrows and boxes.
 
     A folded picture draws a long run of nodes as one block: the walk steps over
     those nodes (the reverse-pass text still lists them all).
     """
-    out = []
+    out: list[dict[str, Any]] = []
+    if not subs:
+        return out
+    drawn = set(visible)
     for sub in subs:
         if sub["node"] not in drawn:
             continue
@@ -470,20 +549,25 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
 
     Node attributes are in each node's details; ``show_attrs`` also draws them in the boxes.
     """
-    scenes = film_scenes(trace, show_attrs)
+    with paused_gc():  # many small acyclic records: the cyclic collector would only rescan the trace
+        return _film(trace, title, show_attrs)
+
+
+def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
+    memo = _Memo()
+    scenes = film_scenes(trace, show_attrs, memo.boxes)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
     u = union(scenes)
     if len(u.boxes) > FILM_MAX_NODES:  # a loop's new objects: lay out by place, a sheet per distinct picture
-        pairs = [_canonical(sc) for sc in scenes]
+        pairs = [_canonical(sc, memo) for sc in scenes]
         drawn, back = [p[0] for p in pairs], [p[1] for p in pairs]
         sheets, elements, sheet_of = _sheets(drawn)
     else:
         sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
         elements, sheet_of = _elements(u), [0] * len(scenes)
-    tables = (_Table(), _Table(), _Table())
     upcoming = _next_backward(trace)
     steps = [
-        _step_entry(trace, step, sc, sheet, own, ahead, tables)
+        _step_entry(trace, step, sc, sheet, own, ahead, memo)
         for step, sc, sheet, own, ahead in zip(trace.steps, drawn, sheet_of, back, upcoming, strict=True)
     ]
     error, error_step = None, None
@@ -492,7 +576,7 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
         where = f" at line {e.lineno}" if e.lineno is not None else ""
         error = f"{clean(e.type)}{where}: {clean(e.message)}"
         error_step = next((i for i, s in enumerate(trace.steps) if s.events_of("error")), None)
-    rows, frames, details = tables
+    rows, frames, details = memo.rows, memo.frames, memo.details
     return Film(
         {
             "schema": SCHEMA,
