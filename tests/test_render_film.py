@@ -128,7 +128,9 @@ def test_a_big_loop_is_filmed_folded_by_place_in_few_layouts():
     ns: dict = {}
     trace = gradtrace.trace_code(source, ns)
     f = film(trace)
-    assert len(f["sheets"]) < 10 < len(trace.steps)
+    own = {s["sheet"] for s in f["steps"]}  # the folded pictures' sheets (the others hold unfolded views)
+    assert len(own) < 10 < len(trace.steps)
+    assert own == set(range(len(own))) and {v["sheet"] for v in f["views"]} == set(range(len(own), len(f["sheets"])))
     last = f["steps"][-1]
     assert 0 <= last["sheet"] < len(f["sheets"])
     frame = f["frames"][last["frame"]]

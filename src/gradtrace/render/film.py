@@ -82,8 +82,8 @@ from typing import Any
 from .._gc import paused_gc
 from ..model import FREED, Backward, Error, NodeInfo, Prediction, Step, TensorInfo, Trace
 from .backward import diff, flow
-from .dot import FILL, LEGEND, LINES, MARKS, box_classes, scene_dot
-from .fold import block_box, block_links, fold, note_box
+from .dot import FILL, LEGEND, LINES, MARKS, box_classes, box_dot, quote, scene_dot
+from .fold import Folded, block_box, block_links, fold, note_box, unfold
 from .scene import Box, BoxMemo, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
@@ -150,6 +150,7 @@ class _Memo:
         self._renamed: dict[tuple[int, str], tuple[Box, Box]] = {}
         self._detail: dict[tuple[Hashable, ...], tuple[object, int]] = {}
         self._edges: dict[int, tuple[Link, str]] = {}
+        self.dot_bytes = self.svg_bytes = 0
 
     def drawn(self, box: Box) -> tuple[str, int]:
         """The box's classes and its rows' index in ``rows``."""
@@ -159,6 +160,13 @@ class _Memo:
             ref = self.rows.ref(rows, tuple((r.text, r.cls) for r in box.rows))
             hit = self._drawn[id(box)] = (box, box_classes(box), ref)
         return hit[1], hit[2]
+
+    def layout(self, dot: str) -> str:
+        """The SVG of ``dot`` for a sheet (counting the bytes in and out)."""
+        svg = svg_inline(dot_to_svg(dot))
+        self.dot_bytes += len(dot)
+        self.svg_bytes += len(svg)
+        return svg
 
     def edge_classes(self, link: Link) -> str:
         hit = self._edges.get(id(link))
@@ -201,11 +209,17 @@ def film_scenes(trace: Trace, show_attrs: bool = False, memo: BoxMemo | None = N
     needed), so each layout stays small and a block keeps its place while its
     count grows from step to step.
     """
+    return _scenes(trace, show_attrs, BoxMemo() if memo is None else memo)[0]
+
+
+def _scenes(trace: Trace, show_attrs: bool, memo: BoxMemo) -> tuple[list[Scene], list[Folded] | None]:
+    """The scenes of :func:`film_scenes` and, for a folded film, each step's fold plan."""
     keys = _name_keys(trace)
-    memo = BoxMemo() if memo is None else memo
     if not _is_big(trace):
-        return [scene(step, name_keys=keys, show_attrs=show_attrs, memo=memo) for step in trace.steps]
-    return [_folded_scene(step, keys, show_attrs, memo) for step in trace.steps]
+        return [scene(step, name_keys=keys, show_attrs=show_attrs, memo=memo) for step in trace.steps], None
+    plans = [fold(step, max_nodes=FILM_MAX_NODES) for step in trace.steps]
+    pairs = zip(trace.steps, plans, strict=True)
+    return [_folded_scene(step, plan, keys, show_attrs, memo) for step, plan in pairs], plans
 
 
 #: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
@@ -216,12 +230,18 @@ def _is_big(trace: Trace) -> bool:
     return any(len(s.tensors) + len(s.nodes) > FILM_MAX_NODES for s in trace.steps)
 
 
-def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool, memo: BoxMemo) -> Scene:
-    plan = fold(step, max_nodes=FILM_MAX_NODES)
+#: The last row of a folded picture's note: how to open a block.
+UNFOLD_HINT = "Click a folded box (or Tab to it, Enter) to unfold it; Esc folds it again."
+
+
+def _folded_scene(step: Step, plan: Folded, keys: dict[str, str], show_attrs: bool, memo: BoxMemo,
+                  hint: bool = True) -> Scene:
     sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs, memo=memo)
     extra = [block_box(b) for b in plan.blocks]
     note = note_box(plan)
     if note is not None:
+        if hint and plan.blocks:
+            note = Box(note.key, note.group, note.kind, (*note.rows, Row(UNFOLD_HINT)), note.marks, note.label)
         extra.append(note)
     return Scene(sc.boxes + tuple(extra), sc.links + tuple(block_links(step, plan)), sc.names)
 
@@ -373,14 +393,14 @@ def _elements(u: Scene) -> dict[str, dict[str, str]]:
     return out
 
 
-def _canonical(sc: Scene, memo: _Memo) -> tuple[Scene, dict[str, str]]:
+def _canonical(sc: Scene, memo: _Memo, prefix: str = "c") -> tuple[Scene, dict[str, str]]:
     """``sc`` with its boxes renamed by place (``c1``, ``c2``, ...; names keep their keys).
 
     A loop makes new objects at every pass, so the same picture comes back
     with new ids; by place it is the same picture, laid out once. Returns the
     renamed scene and the map from place key back to the object's own key.
     """
-    rename = {b.key: b.key if b.group == "name" else f"c{i}" for i, b in enumerate(sc.boxes, 1)}
+    rename = {b.key: b.key if b.group == "name" else f"{prefix}{i}" for i, b in enumerate(sc.boxes, 1)}
     boxes = tuple(memo.renamed(b, rename[b.key]) for b in sc.boxes)
     link = memo.boxes.link
     links = tuple(link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
@@ -391,7 +411,7 @@ def _skeleton(sc: Scene) -> tuple[object, ...]:
     return tuple((b.key, b.group, b.kind, len(b.rows)) for b in sc.boxes) + tuple(k.key for k in sc.links)
 
 
-def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], list[int]]:
+def _sheets(scenes: list[Scene], memo: _Memo) -> tuple[list[str], dict[str, dict[str, str]], list[int]]:
     """One layout per distinct picture skeleton (folded traces), each shared by all its steps."""
     index: dict[tuple[object, ...], int] = {}
     members: list[list[Scene]] = []
@@ -406,9 +426,99 @@ def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], 
     elements: dict[str, dict[str, str]] = {}
     for group in members:
         u = union(group)
-        sheets.append(svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else "")
+        sheets.append(memo.layout(scene_dot(u, bg="transparent")) if u.boxes else "")
         elements.update(_elements(u))
     return sheets or [""], elements, sheet_of
+
+
+#: The unfolded views' sheets may add half the bytes of the film's own sheets, and at least this many
+#: (so a page stays within about 1.5 times its folded size, and a small film opens every block).
+VIEW_BYTES = 500_000
+
+
+def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_attrs: bool, memo: _Memo,
+           first_sheet: int) -> tuple[list[dict[str, Any]], list[dict[str, int]], list[str],
+                                      dict[str, dict[str, str]]]:
+    """Each step's picture with one block unfolded (:func:`~gradtrace.render.fold.unfold`), laid out ahead of time.
+
+    Returns the distinct views, each step's map from a block's element id to its view,
+    the views' sheets (numbered from ``first_sheet``) and their elements. Like the film's
+    own pictures, views are laid out by place, one sheet per distinct picture, and no
+    sheet holds more than :data:`FILM_MAX_NODES` boxes. The sheets serving the most
+    steps (then the latest) are laid out while their SVG fits in :data:`VIEW_BYTES` or half
+    the film's own sheets, whichever is more; a block whose view did not fit has none.
+    """
+    keys = _name_keys(trace)
+    made: list[tuple[int, str, Scene, dict[str, str], str, frozenset[str]]] = []
+    for i, (step, plan, own) in enumerate(zip(trace.steps, plans, back, strict=True)):
+        drawn = {obj: key for key, obj in own.items()}
+        for block in plan.blocks:
+            opened = unfold(step, plan, block.key)
+            if opened is None or block.key not in drawn:
+                continue
+            sc = _folded_scene(step, opened, keys, show_attrs, memo.boxes, hint=False)
+            members = set(block.nodes)
+            inside = {b.key for b in opened.blocks if set(b.nodes) <= members} | (members & set(opened.step.nodes))
+            placed, mine = _canonical(sc, memo, "u")
+            cluster = frozenset(k for k, obj in mine.items() if obj in inside)
+            made.append((i, "gt-" + drawn[block.key], placed, mine, clean(block.label), cluster))
+    index: dict[tuple[object, ...], int] = {}
+    groups: list[list[int]] = []  # positions in ``made`` sharing one picture
+    for at, (_, _, placed, _, label, cluster) in enumerate(made):
+        k = index.setdefault((_skeleton(placed), cluster, label), len(groups))
+        if k == len(groups):
+            groups.append([])
+        groups[k].append(at)
+    budget = max(VIEW_BYTES, memo.svg_bytes // 2)
+    per_dot = memo.svg_bytes / max(memo.dot_bytes, 1)  # SVG bytes per DOT byte in this film's own sheets
+    kept: dict[int, int] = {}  # group -> its sheet
+    used = 0
+    more: list[str] = []
+    elements: dict[str, dict[str, str]] = {}
+    for k in sorted(range(len(groups)), key=lambda k: (-len(groups[k]), -made[groups[k][-1]][0])):
+        u = union([made[at][2] for at in groups[k]])
+        dot = _view_dot(u, made[groups[k][0]][5], made[groups[k][0]][4])
+        if used + len(dot) * per_dot > budget:
+            continue
+        svg = memo.layout(dot)
+        if used + len(svg) > budget:  # the estimate was short: this one is left out too
+            continue
+        more.append(svg)
+        used += len(svg)
+        elements.update(_elements(u))
+        kept[k] = first_sheet + len(kept)
+    views: list[dict[str, Any]] = []
+    seen: dict[tuple[object, ...], int] = {}
+    unfolds: list[dict[str, int]] = [{} for _ in trace.steps]
+    for k in sorted(kept, key=kept.__getitem__):
+        for at in groups[k]:
+            i, dom, placed, mine, label, _ = made[at]
+            _, frame = _frame(placed, memo)
+            details = _details(trace.steps[i], placed, memo, mine)
+            view = {"sheet": kept[k], "frame": frame, "label": label, "details": details}
+            unfolds[i][dom] = seen.setdefault((kept[k], frame, label, tuple(details.items())), len(views))
+            if unfolds[i][dom] == len(views):
+                views.append(view)
+    for opens in unfolds:  # in the order of the picture's boxes, as every other map of a step
+        ordered = dict(sorted(opens.items(), key=lambda kv: _place(kv[0])))
+        opens.clear()
+        opens.update(ordered)
+    return views, unfolds, more, elements
+
+
+def _place(dom: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in dom if ch.isdigit())
+    return (int(digits) if digits else 0, dom)
+
+
+def _view_dot(u: Scene, cluster: frozenset[str], label: str) -> str:
+    """DOT of an unfolded view: the opened block's contents in one dashed frame named after it."""
+    body = [box_dot(b) for b in u.boxes if b.group != "name" and b.key not in cluster]
+    body.append(f'  subgraph cluster_unfolded {{ id="gt-unfolded" label={quote("unfolded: " + label)} '
+                'style="rounded,dashed" color="#6c757d" fontsize=12;')
+    body += ["  " + box_dot(b) for b in u.boxes if b.key in cluster]
+    body.append("  }")
+    return scene_dot(u, bg="transparent", boxes=body)
 
 
 def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tuple[str, ...]]:
@@ -555,21 +665,30 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
 
 def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
     memo = _Memo()
-    scenes = film_scenes(trace, show_attrs, memo.boxes)
+    scenes, plans = _scenes(trace, show_attrs, memo.boxes)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
     u = union(scenes)
     if len(u.boxes) > FILM_MAX_NODES:  # a loop's new objects: lay out by place, a sheet per distinct picture
         pairs = [_canonical(sc, memo) for sc in scenes]
         drawn, back = [p[0] for p in pairs], [p[1] for p in pairs]
-        sheets, elements, sheet_of = _sheets(drawn)
+        sheets, elements, sheet_of = _sheets(drawn, memo)
     else:
-        sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
+        sheets = [memo.layout(scene_dot(u, bg="transparent")) if u.boxes else ""]
         elements, sheet_of = _elements(u), [0] * len(scenes)
     upcoming = _next_backward(trace)
     steps = [
         _step_entry(trace, step, sc, sheet, own, ahead, memo)
         for step, sc, sheet, own, ahead in zip(trace.steps, drawn, sheet_of, back, upcoming, strict=True)
     ]
+    views: list[dict[str, Any]] = []
+    if plans is not None:  # a folded film: each block of each step also opens
+        views, unfolds, more, shown = _views(trace, plans, back, show_attrs, memo, len(sheets))
+        sheets, elements = sheets + more, {**elements, **shown}
+        for entry, opens in zip(steps, unfolds, strict=True):
+            entry["unfold"] = opens
+    else:
+        for entry in steps:
+            entry["unfold"] = {}
     error, error_step = None, None
     if trace.error is not None:
         e = trace.error
@@ -590,6 +709,7 @@ def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
             "rows": rows.rows,
             "frames": frames.rows,
             "details": details.rows,
+            "views": views,
             "steps": steps,
             "backward": _backward(trace, back, steps, frames.rows),
             "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],
