@@ -26,6 +26,12 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
          "texts": {dom id: index into "rows"}}
       ],
       "details": [{...}, ...],      # distinct object details, stored once (node attributes live here)
+      "views": [                    # a folded film's pictures with one folded box opened, stored once
+        {"sheet": int,              #   in "sheets" (after the steps' own sheets)
+         "frame": int,              #   in "frames"
+         "label": str,              #   what was unfolded: "model.layer1.0 (6 nodes, 73,984 params)"
+         "details": {dom id: index into "details"}}
+      ],
       "steps": [
         {"index": int, "lineno": int, "code": str, "sheet": int, "frame": index into "frames",
          "events": [sentence, ...],       # what the step did (an error is not repeated here)
@@ -44,7 +50,8 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
             "edges": {edge dom id: str},  #   the gradient sent along each arrow ("5292")
             "grads": {tensor dom id: str}}  # the .grad it filled in ("5376")
          ],
-         "details": {dom id: index into "details"}}
+         "details": {dom id: index into "details"},
+         "unfold": {dom id: index into "views"}}  # the folded boxes (gt-m-folded) that open at this step
       ],
       "backward": [{"step": i, "before": j,       # positions in "steps": a backward() and the step before it
                     "diff": {"freed": [dom id, ...],        # nodes (and saved-value arrows) it freed
@@ -58,6 +65,13 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
       "error": sentence or null, "error_step": position in "steps" of the step that raised, or null,
       "steps_unrecorded": int
     }
+
+A folded film draws modules and repeated runs as single boxes; each of them
+opens at a step where ``unfold`` maps it to a view: that step's picture with
+the box unfolded (the rest folded as before, at most :data:`FILM_MAX_NODES`
+boxes), laid out ahead of time so the page steps with no kernel. Views whose
+sheets would make the page more than about 1.5 times its folded size are left
+out (see :data:`VIEW_BYTES`).
 
 Version 2 added ``prediction``, ``explanation``, ``culprits``, ``flow``,
 ``backward[].diff``, ``lines``, ``error_step`` and the marks' ``dark``, ``glyph``
@@ -433,7 +447,7 @@ def _sheets(scenes: list[Scene], memo: _Memo) -> tuple[list[str], dict[str, dict
 
 #: The unfolded views' sheets may add half the bytes of the film's own sheets, and at least this many
 #: (so a page stays within about 1.5 times its folded size, and a small film opens every block).
-VIEW_BYTES = 500_000
+VIEW_BYTES = 1_000_000
 
 
 def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_attrs: bool, memo: _Memo,
@@ -458,6 +472,9 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
                 continue
             sc = _folded_scene(step, opened, keys, show_attrs, memo.boxes, hint=False)
             members = set(block.nodes)
+            if block.kind == "module":  # the module's own ops (a residual add) sit in its frame too
+                members |= {n.id for n in step.nodes.values()
+                            if not n.is_accumulate and _within(n.module, block.module)}
             inside = {b.key for b in opened.blocks if set(b.nodes) <= members} | (members & set(opened.step.nodes))
             placed, mine = _canonical(sc, memo, "u")
             cluster = frozenset(k for k, obj in mine.items() if obj in inside)
@@ -509,6 +526,10 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
 def _place(dom: str) -> tuple[int, str]:
     digits = "".join(ch for ch in dom if ch.isdigit())
     return (int(digits) if digits else 0, dom)
+
+
+def _within(path: str, module: str) -> bool:
+    return path == module or path.startswith(module + ".")
 
 
 def _view_dot(u: Scene, cluster: frozenset[str], label: str) -> str:
