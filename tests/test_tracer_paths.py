@@ -333,7 +333,9 @@ def test_foreign_code_costs_the_monitoring_path_once_per_code_object() -> None:
         tracer.run(lambda t=tracer: exec(compile(t.source, "<paths>", "exec"), {}))
         counts[n] = tracer.foreign_codes
         assert len(tracer.steps) == 4 + 3 * n  # the loop's header runs n + 1 times
-    assert 0 < counts[5] == counts[200]
+    # 400 more Python calls of F.relu and F.softmax, each one a callback if they were heard per call; code run
+    # at moments of its own (a garbage collector's callback) may add one or two
+    assert 0 < counts[5] and counts[200] - counts[5] <= 3
 
 
 @needs_monitoring
