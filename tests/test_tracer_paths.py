@@ -165,7 +165,8 @@ CASES = {
                    "    raise RuntimeError('in the hook')\nx.register_hook(hook)\ntry:\n"
                    "    (x * 3).sum().backward()\nexcept RuntimeError as e:\n    msg = str(e)\ny = x + 1\n",
     "class_and_comprehensions": "import torch\nclass Box:\n    scale = 2\n    def grow(self, t):\n"
-                                "        u = t * self.scale\n        return u\nxs = [torch.ones(1) * i for i in range(3)]\n"
+                                "        u = t * self.scale\n        return u\n"
+                                "xs = [torch.ones(1) * i for i in range(3)]\n"
                                 "b = Box()\nys = [b.grow(x) for x in xs]\nf = lambda t: t + 1\nz = f(ys[0])\n",
     "no_grad_function": "import torch\n@torch.no_grad()\ndef step(w):\n    w -= 0.1\n    return w\n"
                         "w = torch.ones(2, requires_grad=True)\nstep(w)\nv = w * 2\n",
