@@ -278,9 +278,13 @@ class RunDriver:
 
     # ------------------------------------------------- settrace's callbacks
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and not self._paused and self._traced(frame):
-            self._enter_frame(frame)
-            return self._local
+        if event == "call" and not self._paused:
+            try:
+                if self._traced(frame):
+                    self._enter_frame(frame)
+                    return self._local
+            except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
+                self._internal_failure(exc)
         return None
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
@@ -301,7 +305,7 @@ class RunDriver:
     def _enter_frame(self, frame: types.FrameType) -> None:
         """Name the call: ``fib()``, or ``fib()#2`` for a call made while ``fib`` is already running."""
         code = frame.f_code
-        if frame in self._labels or _module_level(frame):
+        if frame in self._labels or not code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals:
             return
         calls = self._calls[code] = self._calls.get(code, 0) + 1
         live = self._live.get(code, 0)
@@ -430,12 +434,12 @@ class RunDriver:
             except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
                 self.exception = exc
         finally:
-            try:
+            try:  # callbacks first: an event left on (an interrupt landing here) then calls nothing
+                for event in callbacks:
+                    mon.register_callback(tool, event, None)
                 mon.set_events(tool, 0)
                 for code in self._codes:
                     mon.set_local_events(tool, code, 0)
-                for event in callbacks:
-                    mon.register_callback(tool, event, None)
             finally:
                 mon.free_tool_id(tool)
                 mon.restart_events()  # leave no disabled events behind for the next holder of the id
@@ -479,7 +483,10 @@ class RunDriver:
                 self.foreign_codes += 1
                 return _DISABLE  # a comprehension or lambda: part of its statement
         if not self._paused and _get_ident() == self._thread:
-            self._start(sys._getframe(1), watched)
+            try:
+                self._start(sys._getframe(1), watched)
+            except Exception as exc:
+                self._internal_failure(exc)
         return None
 
     def _start(self, frame: types.FrameType, watched: bool | None) -> None:
@@ -497,7 +504,10 @@ class RunDriver:
         """A generator resumed by ``throw()`` (a global event: any code's)."""
         watched = self._codes.get(code)
         if watched is not None and not self._paused and _get_ident() == self._thread:
-            self._start(sys._getframe(1), watched)
+            try:
+                self._start(sys._getframe(1), watched)
+            except Exception as err:
+                self._internal_failure(err)
         return None
 
     def _mon_return(self, code: types.CodeType, offset: int, value: Any) -> Any:
