@@ -159,3 +159,20 @@ def test_a_folded_box_with_no_view_at_this_step_says_so_and_shows_its_details(pa
     assert page.locator(".gt-unfold").inner_text().startswith(f"{title}: no unfolded picture of it was prepared")
     assert page.locator(".gt-details").is_visible() and not unfolded_frame(page)
     assert page.locator(".gt-details-title").inner_text() == title
+
+
+def test_a_click_on_another_folded_box_in_the_view_opens_that_one(page: Any, resnet: Any) -> None:
+    _, film, _ = resnet
+    last = film["steps"][-1]
+    (first, k), (_, k2) = list(last["unfold"].items())[:2]
+    other = film["views"][k2]["label"]
+    view = film["views"][k]
+    [there] = [d for d, r in view["details"].items() if film["details"][r]["title"] == other]  # B, folded in A's view
+    page.locator(f".gt-graph svg g[id='{first}']").click()
+    bar = page.locator(".gt-unfold")
+    bar.wait_for(state="visible")
+    assert page.locator(f".gt-graph svg g[id='{there}'] > title").text_content() == "folded: click (or Enter) to unfold"
+    page.locator(f".gt-graph svg g[id='{there}']").click()
+    page.wait_for_function("(t) => document.querySelector('.gt-unfold-words').textContent.startsWith(t)",
+                           arg=f"Unfolded: {other}.")
+    assert unfolded_frame(page) and batch_norms(page) == 1 and other not in shown_boxes(page)

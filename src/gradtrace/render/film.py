@@ -90,7 +90,9 @@ with every learner-provided string as plain text (the front end shows it with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._gc import paused_gc
@@ -177,10 +179,19 @@ class _Memo:
 
     def layout(self, dot: str) -> str:
         """The SVG of ``dot`` for a sheet (counting the bytes in and out)."""
-        svg = svg_inline(dot_to_svg(dot))
-        self.dot_bytes += len(dot)
-        self.svg_bytes += len(svg)
-        return svg
+        return self.layouts([dot])[0]
+
+    def layouts(self, dots: list[str]) -> list[str]:
+        """The SVGs of ``dots``, in order; several layouts run side by side, one ``dot`` process per core."""
+        workers = min(LAYOUT_WORKERS, os.cpu_count() or 1, len(dots))
+        if workers <= 1:
+            svgs = [svg_inline(dot_to_svg(d)) for d in dots]
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                svgs = list(pool.map(lambda d: svg_inline(dot_to_svg(d)), dots))
+        self.dot_bytes += sum(len(d) for d in dots)
+        self.svg_bytes += sum(len(x) for x in svgs)
+        return svgs
 
     def edge_classes(self, link: Link) -> str:
         hit = self._edges.get(id(link))
@@ -235,6 +246,9 @@ def _scenes(trace: Trace, show_attrs: bool, memo: BoxMemo) -> tuple[list[Scene],
     pairs = zip(trace.steps, plans, strict=True)
     return [_folded_scene(step, plan, keys, show_attrs, memo) for step, plan in pairs], plans
 
+
+#: Layouts of a film's sheets that run at once (one ``dot`` process each, at most one per core).
+LAYOUT_WORKERS = 4
 
 #: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
 FILM_MAX_NODES = 80
@@ -438,9 +452,11 @@ def _sheets(scenes: list[Scene], memo: _Memo) -> tuple[list[str], dict[str, dict
         sheet_of.append(k)
     sheets: list[str] = []
     elements: dict[str, dict[str, str]] = {}
-    for group in members:
-        u = union(group)
-        sheets.append(memo.layout(scene_dot(u, bg="transparent")) if u.boxes else "")
+    unions = [union(group) for group in members]
+    dots = [scene_dot(u, bg="transparent") for u in unions if u.boxes]
+    laid = iter(memo.layouts(dots))
+    for u in unions:
+        sheets.append(next(laid) if u.boxes else "")
         elements.update(_elements(u))
     return sheets or [""], elements, sheet_of
 
@@ -488,17 +504,20 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
         groups[k].append(at)
     budget = max(VIEW_BYTES, memo.svg_bytes // 2)
     per_dot = memo.svg_bytes / max(memo.dot_bytes, 1)  # SVG bytes per DOT byte in this film's own sheets
+    chosen: list[tuple[int, Scene, str]] = []  # (group, its union, its DOT) by the estimate
+    guess = 0.0
+    for k in sorted(range(len(groups)), key=lambda k: (-len(groups[k]), -made[groups[k][-1]][0])):
+        u = union([made[at][2] for at in groups[k]])
+        dot = _view_dot(u, made[groups[k][0]][5], made[groups[k][0]][4])
+        if guess + len(dot) * per_dot <= budget:
+            guess += len(dot) * per_dot
+            chosen.append((k, u, dot))
     kept: dict[int, int] = {}  # group -> its sheet
     used = 0
     more: list[str] = []
     elements: dict[str, dict[str, str]] = {}
-    for k in sorted(range(len(groups)), key=lambda k: (-len(groups[k]), -made[groups[k][-1]][0])):
-        u = union([made[at][2] for at in groups[k]])
-        dot = _view_dot(u, made[groups[k][0]][5], made[groups[k][0]][4])
-        if used + len(dot) * per_dot > budget:
-            continue
-        svg = memo.layout(dot)
-        if used + len(svg) > budget:  # the estimate was short: this one is left out too
+    for (k, u, _), svg in zip(chosen, memo.layouts([dot for _, _, dot in chosen]), strict=True):
+        if used + len(svg) > budget:  # the estimate was short: this one is left out
             continue
         more.append(svg)
         used += len(svg)

@@ -1055,8 +1055,9 @@ function unfolder(film, steps, onChange) {
       if (!block) return false;
       const found = find(i, block.id, shown ? block.title : undefined);
       if (!found) {
-        note = [i, `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size `
-          + "bounded); its details are shown instead."];
+        note = [i, shown ? `${block.title} stays folded in this view; its details are shown.`
+          : `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
+            + "its details are shown instead."];
         return false;
       }
       open = block.id;
@@ -1073,11 +1074,13 @@ function unfolder(film, steps, onChange) {
       words.textContent = esc(text);
       el.classList.toggle("gt-off", !text);
       back.classList.toggle("gt-off", !shown);
+      const opens = new Set();
       for (const [id, item] of picture.items) {
         if (!folded(frame, id)) continue;
         const tip = item.g.querySelector("title") || item.g.insertBefore(svgEl("title"), item.g.firstChild);
         const block = shown ? blockOf(shown.details, id) : null;
         const has = shown ? !!block && !!find(i, block.id, block.title) : (steps[i].unfold || {})[id] !== undefined;
+        if (has) opens.add(id);
         tip.textContent = has ? "folded: click (or Enter) to unfold" : "folded (no unfolded picture at this step)";
       }
       const target = reveal && picture.svg ? picture.svg.querySelector(`g[id="${CSS.escape(reveal)}"]`) : null;
@@ -1090,7 +1093,7 @@ function unfolder(film, steps, onChange) {
         box.scrollTop += r.top - q.top - Math.max(8, (q.height - r.height) / 2);
       }
       for (const b of pickEl.querySelectorAll("button[data-id]")) {
-        if (!folded(frame, b.dataset.id)) continue;
+        if (!opens.has(b.dataset.id)) continue;
         const label = `unfold ${b.textContent}`;
         b.title = label;
         b.setAttribute("aria-label", label);
