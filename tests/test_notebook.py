@@ -17,7 +17,7 @@ import torch
 import gradtrace
 from gradtrace.notebook import assets, settings
 from gradtrace.notebook.display import WIDGET_MIME, trace_mimebundle
-from gradtrace.notebook.embed import embed_html, script_json
+from gradtrace.notebook.embed import embed_html, film_of, script_json
 from gradtrace.notebook.settings import Settings
 
 from programs import WHATIF1, run_plain
@@ -69,7 +69,8 @@ def test_bundle_outside_a_kernel_is_text_and_html(forum):
     found = re.search(r'<script type="application/json" id="([^"]+)-film" data-gt-film="([^"]+)"[^>]*>(.*?)</script>',
                       page, re.S)
     assert found and found[1] == found[2] and f"id='{found[1]}'" in page  # the film names the element it steps in
-    film = json.loads(found[3])
+    assert isinstance(json.loads(found[3]), str)  # the film travels packed (gzip + base64) as one JSON string
+    film = film_of(page)
     assert len(film["steps"]) == len(forum.steps)
     assert "</script" not in page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
 
@@ -338,7 +339,8 @@ def test_film_svg_stored_once(forum):
     # one of the sheet's drawn lines appears once in the film and in the output
     line = script_json(re.search(r' d="[^"]{40,}"', sheet)[0])[1:-1]
     assert script_json(made).count(line) == 1
-    assert page.count(line) == 1
+    assert film_of(page) == made  # the film the output carries, unpacked
+    assert page.count(line) == 0  # packed: the picture is not in the output as plain text
 
 
 # ---------------------------------------------------------------- a real kernel

@@ -23,6 +23,8 @@ import torch
 from lab import Lab, new_page, run_all, wait_idle
 
 import gradtrace
+from gradtrace.notebook.embed import film_of, packed
+from gradtrace.render.html import film_json
 
 REPO = Path(__file__).resolve().parents[2]
 LESSON = "01_reverse_mode.ipynb"
@@ -233,12 +235,11 @@ def test_saved_lesson_stores_the_stepper_once(saved_lesson: Path) -> None:
     state = json.dumps(nb["metadata"]["widgets"])
     assert "gt-embed" not in state and "sheets" not in state, "the widget state holds a film too"
     html = "".join(outputs[0]["data"]["text/html"])
-    film = re.search(r"<script type=[\"']application/json[\"'][^>]*>(.*?)</script>", html, re.S)
-    assert film is not None
-    sheet = json.loads(film[1])["sheets"][0]
+    sheet = film_of(html)["sheets"][0]
     line = re.search(r' d="([^"]{40,})"', sheet)
     assert line is not None
-    assert text.count(line[1]) == 1, "the picture is stored twice"
+    assert text.count(line[1]) == 0, "the film's picture is stored unpacked"
+    assert text.count(packed(film_json(film_of(html)))) == 1, "the film is stored twice"
 
 
 def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson: Path, browser: Any,
