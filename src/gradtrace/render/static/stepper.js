@@ -76,6 +76,12 @@ function parseSvg(text) {
 
 // ------------------------------------------------------------------ the picture
 
+/** The number a person reads for a step: 1 for the first (the film's `index` + 1, as the text twin,
+ *  explain_error and the command line's step-NNNN files number it). */
+export function stepNumber(step) {
+  return step.index + 1;
+}
+
 /** A value as the picture shows it: past `max` characters a tensor's elements are cut to the first one
  *  (`[[-0.16695413, …]]`); a number is never cut (no digit is dropped). The panels and the text twin
  *  show every value whole. */
@@ -202,7 +208,7 @@ function makePicture(film, onPick, svgText) {
   }
 
   // A tag beside a box (diff view: "freed", ".grad 0 → 5376", "kept"): above it or below it, flush with its
-  // left or right side, wherever it covers the fewest boxes, names and other tags and stays in the drawing
+  // left or right side, the first such place that covers no box, name or other tag and stays in the drawing
   // (a box's second tag so goes where its first is not).
   function tagBox(id, text, cls) {
     const item = items.get(id);
@@ -232,7 +238,7 @@ function makePicture(film, onPick, svgText) {
     for (let k = 0; k < 3; k++) {
       for (const y of [lift(k), drop(k)]) places.push([b.x, y, "start"], [b.x + b.width, y, "end"]);
     }
-    let best = null;
+    for (let y = b.y + 14; y < b.y + b.height + 4; y += 17) places.push([b.x + b.width + 6, y, "start"], [b.x - 6, y, "end"]);
     for (const [x, y, anchor] of places) {
       t.setAttribute("x", String(x));
       t.setAttribute("y", String(y));
@@ -241,14 +247,12 @@ function makePicture(film, onPick, svgText) {
       const over = (o) => Math.max(0, Math.min(r.x + r.width, o.x + o.width) - Math.max(r.x, o.x))
         * Math.max(0, Math.min(r.y + r.height, o.y + o.height) - Math.max(r.y, o.y));
       const outside = r.width * r.height - over(bounds);
-      const cost = obstacles.reduce((sum, o) => sum + over(o), 0) + 10 * outside;
-      if (best === null || cost < best.cost) best = { cost, x, y, anchor };
-      if (cost === 0) return t;
+      if (outside < 0.5 && obstacles.every((o) => over(o) === 0)) return t;
     }
-    t.setAttribute("x", String(best.x));
-    t.setAttribute("y", String(best.y));
-    t.setAttribute("text-anchor", best.anchor);
-    return t;
+    // no room beside this box (a crowded layout): no tag, rather than one over other boxes; the box's own
+    // mark and the banner above the picture, which lists every change, still say it
+    t.remove();
+    return null;
   }
 
   // Set one row of a box's text (the .grad row while the reverse pass is walked).
@@ -687,7 +691,7 @@ function savePng(doc, text, size, name, scale) {
 
 function fileStem(film, step) {
   const base = String(film.title || film.filename || "gradtrace").replace(/[^A-Za-z0-9_.-]+/g, "_").replace(/^_+|_+$/g, "");
-  return `${base || "gradtrace"}-step${step.index}`;
+  return `${base || "gradtrace"}-step${stepNumber(step)}`;
 }
 
 // ------------------------------------------------------------------ controls
@@ -743,7 +747,7 @@ function fillStepList(list, steps, kinds) {
   list.textContent = "";
   steps.forEach((s, i) => {
     const mark = kinds[i].size ? ` [${Array.from(kinds[i]).join(", ")}]` : "";
-    const opt = h("option", null, `step ${s.index} · line ${s.lineno}: ${s.code}${mark}`);
+    const opt = h("option", null, `step ${stepNumber(s)} · line ${s.lineno}: ${s.code}${mark}`);
     opt.value = String(i);
     list.appendChild(opt);
   });
@@ -881,7 +885,7 @@ function twinPanel() {
       fillList(names, words.names.length ? words.names : ["(none)"]);
       const boxes = h("ul");
       fillList(boxes, words.boxes.length ? words.boxes : ["(none)"]);
-      el.append(h("h4", null, `picture of step ${index}: names`), names, h("h4", null, "objects and backward nodes"),
+      el.append(h("h4", null, `picture of step ${index + 1}: names`), names, h("h4", null, "objects and backward nodes"),
         boxes);
     },
     toggle(on) {
@@ -1146,9 +1150,9 @@ export function mount(el, film, options = {}) {
   // -------------------------------------------------------------- drawing one step
   function renderControls(step) {
     const b = controls.b;
-    v.header.status.textContent = esc(`step ${step.index} (${steps[0].index}–${steps[n - 1].index}) · line ${step.lineno}`);
+    v.header.status.textContent = esc(`step ${stepNumber(step)} of ${stepNumber(steps[n - 1])} · line ${step.lineno}`);
     controls.slider.value = String(state.pos);
-    controls.slider.setAttribute("aria-valuetext", `step ${step.index}, line ${step.lineno}`);
+    controls.slider.setAttribute("aria-valuetext", `step ${stepNumber(step)} of ${stepNumber(steps[n - 1])}, line ${step.lineno}`);
     controls.list.value = String(state.pos);
     b.prev.disabled = b.first.disabled = state.pos === 0;
     b.next.disabled = b.last.disabled = state.pos === n - 1;
