@@ -445,3 +445,31 @@ def test_kernel_memory_stays_flat_over_cells_and_reruns(mode):
     # before: +36 MiB for these 20 re-runs (every run's widgets kept the film alive)
     assert rss2 - rss_big < 12 * mib, f"20 re-runs of one cell grew the kernel by {(rss2 - rss_big) / mib:.1f} MiB"
     assert rss1 - rss0 < 24 * mib, f"50 cells grew the kernel by {(rss1 - rss0) / mib:.1f} MiB"
+
+
+@pytest.mark.slow
+def test_quiz_in_a_kernel_shows_the_question_a_note_naming_the_cells_and_a_box():
+    """%load_ext gradtrace: a question is two outputs, the question with its note for a saved notebook, then the box."""
+    pytest.importorskip("jupyter_client")
+    kernel = Kernel()
+    try:
+        _quiz_outputs(kernel)
+    finally:
+        kernel.stop()
+
+
+def _quiz_outputs(kernel: Kernel) -> None:
+    kernel.run("import torch\nimport gradtrace\n%load_ext gradtrace", cell="quiz-setup")
+    setup = kernel.value("len(In) - 2")  # the set-up cell (value() itself is a cell)
+    _out, shown = kernel.run("q = gradtrace.quiz('x = torch.tensor(2., requires_grad=True)\\n(x ** 2).backward()')\nq",
+                             cell="quiz-cell")
+    this = kernel.value("len(In) - 2")  # the quiz cell (value() itself is a cell)
+    assert len(shown) == 2, shown
+    question, box = shown
+    note = f"run cell [{setup}] (it imports gradtrace), then this cell, [{this}]"
+    assert note in question["text/plain"] and note in question["text/html"]
+    assert "x ** 2" in question["text/html"] and "data-gt-quiz='gt-quiz-" in question["text/html"]
+    assert WIDGET_MIME in box
+    uid = re.search(r"data-gt-quiz='(gt-quiz-[0-9a-f]+)'", question["text/html"])[1]
+    assert kernel.value(f"[w.uid for w in __import__('ipywidgets').widgets.widget._instances.values() "
+                        f"if getattr(w, 'uid', None) == {uid!r}]") == [uid]
