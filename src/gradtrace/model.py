@@ -384,6 +384,16 @@ class Trace:
 
         return trace_json(self)
 
+    @staticmethod
+    def from_json(text: str | bytes) -> Trace:
+        """The trace :meth:`to_json` wrote, read back (torch is not needed to read, render or explain it).
+
+        Raises ``ValueError`` with a one-line reason when ``text`` is not such a trace.
+        """
+        from .render.json import trace_from_json
+
+        return trace_from_json(text)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from .notebook import trace_mimebundle
 

@@ -923,6 +923,31 @@ def _lineno_in(exc: BaseException, filename: str) -> int | None:
 
 
 # ---------------------------------------------------------------- public API
+def run_code(source: str, namespace: dict[str, Any] | None = None, filename: str = "<gradtrace>",
+             max_steps: int = DEFAULT_MAX_STEPS,
+             keep_last: bool = False) -> tuple[Trace, BaseException | None, list[Any]]:
+    """Run ``source`` as ``exec`` would, recording every statement; never raises the code's exception.
+
+    Returns the trace, the exception the code raised (None if it ran to the end) and, with
+    ``keep_last``, the value of a final expression statement in a list (empty when there is none).
+    """
+    if namespace is None:
+        namespace = {}
+    code = compile_source(source, filename, keep_last)
+    if filename.startswith("<"):
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
+    values: list[Any] = []
+    if keep_last:
+        namespace[LAST_VALUE] = values.append
+    try:
+        trace = tracer.run(lambda: exec(code, namespace))
+    finally:
+        if keep_last:
+            namespace.pop(LAST_VALUE, None)
+    return trace, tracer.exception, values
+
+
 def trace_code(
     source: str,
     namespace: dict[str, Any] | None = None,
@@ -940,21 +965,11 @@ def trace_code(
     re-raised error). With ``last_value`` (a list), a final expression
     statement's value is appended to it, as a notebook cell shows ``Out``.
     """
-    if namespace is None:
-        namespace = {}
-    code = compile_source(source, filename, last_value is not None)
-    if filename.startswith("<"):
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    tracer = Tracer(source, filename, max_steps, globals_ns=namespace)
+    trace, exception, values = run_code(source, namespace, filename, max_steps, last_value is not None)
     if last_value is not None:
-        namespace[LAST_VALUE] = last_value.append
-    try:
-        trace = tracer.run(lambda: exec(code, namespace))
-    finally:
-        if last_value is not None:
-            namespace.pop(LAST_VALUE, None)
-    if tracer.exception is not None and (raise_errors or isinstance(tracer.exception, KeyboardInterrupt)):
-        raise tracer.exception  # an interrupt always stops the caller too, as it would without gradtrace
+        last_value.extend(values)
+    if exception is not None and (raise_errors or isinstance(exception, KeyboardInterrupt)):
+        raise exception  # an interrupt always stops the caller too, as it would without gradtrace
     return trace
 
 
