@@ -185,3 +185,38 @@ def test_a_tensors_gradient_is_cut_on_the_picture_and_whole_in_the_panels(steppe
         assert len(tag["text"]) <= 40, tag
         for other in tags[i + 1:]:
             assert overlap(tag["r"], other["r"], 1) == 0, (tag, other)
+
+
+LOOP = """x = torch.tensor(1.5, requires_grad=True)
+y = x
+for i in range(60):
+    y = y * x
+y.backward()
+"""
+
+
+def test_the_diff_marks_a_folded_block_whose_nodes_backward_freed(stepper: Any) -> None:
+    """A 60-multiplication loop, folded into one block: backward() freed every one's saved values, yet the
+    before/after view marked nothing freed (the nodes are not drawn one by one)."""
+    x = torch.tensor(1.5, requires_grad=True)
+    y = x
+    for _ in range(60):
+        y = y * x
+    node = y.grad_fn
+    y.backward()
+    try:
+        node._saved_self  # PyTorch: after backward() the saved values are gone
+        freed_by_pytorch = False
+    except RuntimeError:
+        freed_by_pytorch = True
+    assert freed_by_pytorch
+    made = make_film(traced(LOOP))
+    (pair,) = made["backward"]
+    blocks = [k for k in pair["diff"]["freed"] if made["elements"].get(k, {}).get("group") == "node" and "fold" in k]
+    assert blocks, pair["diff"]
+    page = stepper(made)
+    page.keyboard.press("End")
+    page.keyboard.press("d")
+    for block in blocks:
+        assert page.locator(f".gt-graph svg g#{block}.gt-diff-freed").count() == 1
+    assert page.locator(".gt-tag-freed").count() >= len(blocks)
