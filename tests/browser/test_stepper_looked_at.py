@@ -205,7 +205,7 @@ def test_the_diff_marks_a_folded_block_whose_nodes_backward_freed(stepper: Any) 
     node = y.grad_fn
     y.backward()
     try:
-        node._saved_self  # PyTorch: after backward() the saved values are gone
+        _ = node._saved_self  # PyTorch: after backward() the saved values are gone
         freed_by_pytorch = False
     except RuntimeError:
         freed_by_pytorch = True
