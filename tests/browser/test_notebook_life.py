@@ -324,6 +324,14 @@ def quiz_cell_numbers(page: Any) -> tuple[str, str]:
     return re.sub(r"\D", "", prompts[0]), re.sub(r"\D", "", prompts[1])
 
 
+def quiz_outputs(lab: Lab) -> Any:
+    """What the saved quiz notebook holds: each cell's output kinds and the widget state's models."""
+    nb = json.loads((lab.root / "quiz.ipynb").read_text(encoding="utf-8"))
+    state = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    return ([[sorted(o.get("data", {})) for o in c.get("outputs", [])] for c in nb["cells"]],
+            sorted(m.get("model_name", "") for m in state.values()))
+
+
 def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_kernel(life: Lab, browser: Any,
                                                                                        artifacts: Path) -> None:
     truth = plain_grad()
@@ -363,7 +371,11 @@ def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_ker
         setup, this = quiz_cell_numbers(page)
         text = page.locator(".gt-quiz-note").inner_text()
         assert f"run cell [{setup}] (it imports gradtrace), then this cell, [{this}]" in text, (text, setup, this)
-        page.locator(".gt-quiz-input").wait_for(timeout=60_000)  # saved widget state draws the box
+        try:
+            page.locator(".gt-quiz-input").wait_for(timeout=90_000)  # saved widget state draws the box
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-quiz-reopen-failure.png"))
+            raise AssertionError(f"no saved quiz box drawn: {quiz_outputs(life)}") from None
         page.wait_for_timeout(5_000)  # longer than the box waits for a kernel's hello
         assert page.locator(".gt-quiz-note").is_visible()
         page.locator(".gt-quiz-input").fill(str(truth))

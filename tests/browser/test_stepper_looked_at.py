@@ -220,3 +220,21 @@ def test_the_diff_marks_a_folded_block_whose_nodes_backward_freed(stepper: Any) 
     for block in blocks:
         assert page.locator(f".gt-graph svg g#{block}.gt-diff-freed").count() == 1
     assert page.locator(".gt-tag-freed").count() >= len(blocks)
+
+
+def test_an_errors_plain_words_read_part_by_part(stepper: Any) -> None:
+    """Lesson 06's second backward(): What happened / Why / Fix ran together as one grey paragraph."""
+    from gradtrace import trace_code
+    from gradtrace.explain.errors import explain_error
+
+    trace = trace_code("x = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\nf.backward()\n",
+                       {"torch": torch}, raise_errors=False)
+    said = explain_error(trace.error, trace).to_text()
+    page = stepper(make_film(trace))
+    page.keyboard.press("End")
+    box = page.locator(".gt-explanation")
+    labels = box.locator("b").all_inner_texts()
+    assert {"What happened:", "Why:", "Fix:"} <= set(labels), labels
+    for label in ("What happened:", "Why:", "Fix:"):
+        assert label in said  # the labels are explain_error's own
+    assert " ".join(box.inner_text().split()).count("What happened:") == 1

@@ -353,6 +353,9 @@ function fillList(list, items, cls) {
   for (const text of items) list.appendChild(h("li", cls, text));
 }
 
+// The labels an error's plain words start their lines with (explain_error's text).
+const LABEL = /^\s*((?:What happened|Why|Fix|Involved|Saved by|Changed at [^:]*|PyTorch's message|stopped):)/;
+
 // "what this step did": events, the error's plain-words explanation, one prediction.
 function eventsPanel() {
   const el = h("div", "gt-what");
@@ -366,7 +369,14 @@ function eventsPanel() {
     el,
     show({ events: ev, explanation: words, warnings: warn }) {
       fillList(events, ev.length ? ev : ["(nothing changed in the graph or the names)"], "gt-event");
-      explanation.textContent = words ? esc(words) : "";
+      explanation.textContent = "";
+      // each part of the plain words starts on its own line with its label in bold (what happened, why, fix…)
+      for (const [i, line] of (words ? esc(words) : "").split("\n").entries()) {
+        if (i) explanation.appendChild(document.createTextNode("\n"));
+        const label = LABEL.exec(line);
+        if (label) explanation.append(h("b", null, label[1]), document.createTextNode(line.slice(label[1].length)));
+        else explanation.appendChild(document.createTextNode(line));
+      }
       explanation.classList.toggle("gt-off", !words);
       fillList(warnings, warn, "gt-warning");
     },
@@ -1231,8 +1241,8 @@ export function mount(el, film, options = {}) {
     const rects = focus.map((g) => g.getBoundingClientRect());
     const want = { left: Math.min(...rects.map((r) => r.left)), right: Math.max(...rects.map((r) => r.right)),
       top: Math.min(...rects.map((r) => r.top)), bottom: Math.max(...rects.map((r) => r.bottom)) };
-    const inner = { left: box.left + 8, right: box.left + graph.clientWidth - 8, top: box.top + 8,
-      bottom: box.top + graph.clientHeight - 8 };
+    const inner = { left: box.left + 4, right: box.left + graph.clientWidth - 4, top: box.top + 4,
+      bottom: box.top + graph.clientHeight - 4 };
     const shift = (lo, hi, from, to) => (hi - lo > to - from ? hi - to : lo < from ? lo - from : hi > to ? hi - to : 0);
     const dx = shift(want.left, want.right, inner.left, inner.right);
     const dy = shift(want.top, want.bottom, inner.top, inner.bottom);
