@@ -114,7 +114,7 @@ def _aten():
     return torch.ops.aten
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=_name)
+@pytest.mark.parametrize("dtype", DTYPES, ids=_name)
 @pytest.mark.parametrize("seed", range(4))
 def test_backward_kernels_equal_atens(dtype, seed):
     g, y = _rand((2, 4), dtype, seed), _rand((2, 4), dtype, seed + 10, -0.99, 0.99)

@@ -27,6 +27,8 @@ Number = float | int | bool
 _RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "bfloat16": 5,
          "float32": 6, "float64": 7, "complex64": 8, "complex128": 9}
 _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+#: Dtypes PyTorch's CPU kernels compute in float32, rounding once at the end of a kernel.
+REDUCED = frozenset({"float16", "bfloat16"})
 #: How many units in the last place an inexact result may differ from PyTorch's.
 ULPS = 8
 
@@ -315,6 +317,10 @@ class Arr:
     def pow(self, exponent: Any) -> Arr:
         """``self ** exponent`` as PyTorch's kernel does it: 2 and 3 as products, −1, −2 and −½ as
         quotients (exact); other exponents through ``pow`` (inexact: PyTorch's own pow may round otherwise)."""
+        if self.dtype in REDUCED:  # PyTorch computes a half-precision power in float32 and rounds once
+            out = self.to("float32").pow(exponent).to(self.dtype)
+            out.exact = False  # bfloat16 powers do not always round as float32's do
+            return out
         if isinstance(exponent, Arr):
             return self._binary(exponent, _pow, exact=False)
         e = float(exponent)
@@ -351,10 +357,6 @@ class Arr:
 
     def sgn(self) -> Arr:
         return self.map(lambda v: v if math.isnan(v) else (v > 0) - (v < 0), exact=True)
-
-    def where(self, cond: Arr, other: Any) -> Arr:
-        """``torch.where(cond, self, other)``."""
-        return where(cond, self, other)
 
     def masked_fill(self, mask: Arr, value: Number) -> Arr:
         return where(mask, value, self)

@@ -10,14 +10,37 @@ arrays; results that take exp, erf or a sum over a dimension are marked inexact
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
-from ._arith import Arr, rounder, where, zeros
+from ._arith import REDUCED, Arr, rounder, where, zeros
+
+_F = TypeVar("_F", bound=Callable[..., Arr])
 
 
+def _opmath(dtypes: frozenset[str] = REDUCED) -> Callable[[_F], _F]:
+    """A kernel that, on arrays of ``dtypes``, computes in float32 and rounds to the dtype once, as the ATen
+    kernel does (others round after each operation: measured against PyTorch in tests/test_explain_arith.py)."""
+
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Arr:
+            dtype = next((a.dtype for a in args if isinstance(a, Arr) and a.is_floating_point()), None)
+            if dtype not in dtypes:
+                return fn(*args, **kwargs)
+            wide = [a.to("float32") if isinstance(a, Arr) and a.dtype in REDUCED else a for a in args]
+            out = fn(*wide, **kwargs)
+            return out.to(dtype) if out.is_floating_point() else out
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+@_opmath()
 def tanh_backward(grad: Arr, result: Arr) -> Arr:
     """``grad · (1 − out²)``; PyTorch's kernel computes ``1 − out²`` as one fused multiply-add (one rounding)."""
     rnd = rounder(result.dtype)
@@ -26,6 +49,7 @@ def tanh_backward(grad: Arr, result: Arr) -> Arr:
     return grad * inner
 
 
+@_opmath(frozenset({"bfloat16"}))
 def sigmoid_backward(grad: Arr, result: Arr) -> Arr:
     return grad * (1 - result) * result
 
@@ -43,19 +67,21 @@ def _inexact(a: Arr) -> Arr:
     return a
 
 
+@_opmath()
 def softmax_backward(grad: Arr, result: Arr, dim: int) -> Arr:
     dot = (grad * result).sum([dim], keepdim=True)
     return _inexact(result * (grad - dot))
 
 
+@_opmath()
 def log_softmax_backward(grad: Arr, result: Arr, dim: int) -> Arr:
     total = grad.sum([dim], keepdim=True)
     return _inexact(grad - result.exp() * total)
 
 
 def mse_loss_backward(grad: Arr, x: Arr, target: Arr, reduction: int) -> Arr:
-    norm = 2.0 / x.numel() if reduction == 1 else 2.0
-    return (x - target) * norm * grad
+    norm = 2.0 / x.numel() if reduction == 1 else 2.0  # held in the tensor's own dtype by the kernel
+    return (x - target) * Arr.of(norm, x.dtype) * grad
 
 
 def nll_loss_backward(grad: Arr, x: Arr, target: Arr, weight: Arr | None, reduction: int, ignore_index: int,
@@ -97,6 +123,7 @@ def binary_cross_entropy_backward(grad: Arr, x: Arr, target: Arr, weight: Arr | 
     return out
 
 
+@_opmath()
 def gelu_backward(grad: Arr, x: Arr, approximate: str) -> Arr:
     if approximate == "tanh":
         beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
@@ -124,6 +151,7 @@ def gelu_backward(grad: Arr, x: Arr, approximate: str) -> Arr:
     return _pairwise(grad, x, one)
 
 
+@_opmath()
 def softplus_backward(grad: Arr, x: Arr, beta: float, threshold: float) -> Arr:
     def one(g: float, v: float) -> float:
         z = math.exp(v * beta) if v * beta < 700 else math.inf

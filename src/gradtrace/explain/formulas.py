@@ -220,10 +220,6 @@ def _pow1_self(e: Env) -> Tensor:
     return where(exponent == 0.0, 0, e.g * (exponent * e.saved("self").pow(exponent - 1)))
 
 
-def _pow_exponent(e: Env, base_log: Tensor) -> Tensor:
-    return e.g * base_log
-
-
 def _pow1_exponent(e: Env) -> Tensor:
     base, exponent = e.saved("self"), e.saved("exponent")
     cond = (base == 0) & (exponent >= 0)

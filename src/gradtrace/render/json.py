@@ -17,8 +17,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
+from .._gc import paused_gc
 from ..model import (
     SCHEMA_VERSION,
     Backward,
@@ -90,18 +92,31 @@ def _node(n: NodeInfo) -> dict[str, Any]:
 
 
 class _Table:
-    """Rows stored once; ``ref`` gives the row number of an equal row."""
+    """Rows stored once; ``ref`` gives the row number of an equal row.
 
-    def __init__(self) -> None:
+    A trace shares one record between the steps in which its object did not change:
+    each record object is turned into a row (and compared with the others) once,
+    later steps find its row number by the record itself (``made`` counts the rows made).
+    """
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
         self.rows: list[Any] = []
         self._index: dict[str, int] = {}
+        self._of: dict[int, tuple[object, int]] = {}  # id(record) -> (record, row number): the record is held
+        self._make = make
+        self.made = 0
 
-    def ref(self, row: Any) -> int:
-        key = json.dumps(row, sort_keys=True)
-        if key not in self._index:
-            self._index[key] = len(self.rows)
-            self.rows.append(row)
-        return self._index[key]
+    def ref(self, record: object) -> int:
+        hit = self._of.get(id(record))
+        if hit is None:
+            self.made += 1
+            row = self._make(record)
+            key = json.dumps(row, sort_keys=True)
+            if key not in self._index:
+                self._index[key] = len(self.rows)
+                self.rows.append(row)
+            hit = self._of[id(record)] = (record, self._index[key])
+        return hit[1]
 
 
 def _step(step: Step, tensors: _Table, nodes: _Table) -> dict[str, Any]:
@@ -111,8 +126,8 @@ def _step(step: Step, tensors: _Table, nodes: _Table) -> dict[str, Any]:
         "code": step.code,
         "frame": step.frame,
         "bindings": dict(step.bindings),
-        "tensors": {tid: tensors.ref(_tensor(t)) for tid, t in step.tensors.items()},
-        "nodes": {nid: nodes.ref(_node(n)) for nid, n in step.nodes.items()},
+        "tensors": {tid: tensors.ref(t) for tid, t in step.tensors.items()},
+        "nodes": {nid: nodes.ref(n) for nid, n in step.nodes.items()},
         "events": [plain(e) for e in step.events],
         "predictions": [plain(p) for p in step.predictions],
     }
@@ -132,7 +147,12 @@ def _grads(trace: Trace) -> dict[str, Any]:
 
 def trace_dict(trace: Trace) -> dict[str, Any]:
     """``trace`` as plain JSON-able data (see ``docs/json-format.md``)."""
-    tensors, nodes = _Table(), _Table()
+    with paused_gc():  # many small acyclic records: the cyclic collector would only rescan the trace
+        return _trace_dict(trace)
+
+
+def _trace_dict(trace: Trace) -> dict[str, Any]:
+    tensors, nodes = _Table(_tensor), _Table(_node)
     steps = [_step(s, tensors, nodes) for s in trace.steps]
     final = None if trace.final is None else _step(trace.final, tensors, nodes)
     return {

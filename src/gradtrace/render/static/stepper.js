@@ -924,6 +924,7 @@ function pickPanel(film, onPick) {
           onPick(id);
         });
         b.classList.add("gt-pick-btn");
+        b.dataset.id = id;
         b.addEventListener("focus", () => item.g.classList.add("gt-focused"));
         b.addEventListener("blur", () => item.g.classList.remove("gt-focused"));
         el.appendChild(b);
@@ -1086,6 +1087,114 @@ function saveStep(film, step, picture, root, kind) {
   else savePng(doc, text, picture.size, `${name}.png`, 2);
 }
 
+// ------------------------------------------------------------------ unfolding a folded box
+
+// A big graph's film draws modules and repeated runs as single "folded" boxes (class gt-m-folded).
+// Each step maps such a box's element id to a view (film.views[k]: a sheet, a frame and details):
+// that step's picture with this one box unfolded, everything else folded as before, laid out ahead
+// of time (render/film.py). Click or Enter opens it; "fold again" or Esc folds it; the next steps
+// keep it open while they have a view of the same block (its own id, e.g. "mod:model.layer1.0").
+function unfolder(film, steps, onChange) {
+  const views = Array.isArray(film.views) ? film.views : [];
+  let open = null; // the open block's own id
+  let note = null; // [step, words]: a folded box that has no view at this step
+  let reveal = null; // the element to scroll into view once drawn: the unfolded frame, or the box folded again
+  const el = h("div", "gt-unfold gt-off");
+  el.setAttribute("aria-live", "polite");
+  const words = h("span", "gt-unfold-words");
+  const back = button("fold again", "fold the box again (Esc)", () => close());
+  el.append(words, back);
+
+  const folded = (frame, dom) => /\bgt-m-folded\b/.test((frame && frame.classes[dom]) || "");
+  function blockOf(details, dom) {
+    const d = details && details[dom] !== undefined ? film.details[details[dom]] : null;
+    return d && d.type === "block" ? d : null;
+  }
+  // The view of block `id` at step i (and `title`, when given, must match too) and the box's id, or null.
+  function find(i, id, title) {
+    const step = steps[i] || {};
+    for (const [dom, k] of Object.entries(step.unfold || {})) {
+      const b = blockOf(step.details, dom);
+      if (b && b.id === id && (title === undefined || b.title === title) && views[k]) return { view: views[k], dom };
+    }
+    return null;
+  }
+  let at = null; // the folded box's id in the step's own picture, while open
+  function close() {
+    if (open === null && note === null) return false;
+    if (open !== null) reveal = at;
+    open = null;
+    note = null;
+    onChange();
+    return true;
+  }
+  return {
+    el,
+    close,
+    get open() {
+      return open !== null;
+    },
+    // The view to draw at step i instead of the folded picture (null: folded); leaving a step without it folds.
+    view(i) {
+      const found = open === null ? null : find(i, open);
+      if (!found) open = null;
+      at = found ? found.dom : null;
+      return found ? found.view : null;
+    },
+    // A click (or Enter) on `dom` at step i, in `frame` (of the view `shown`, or folded): true when it unfolded.
+    pick(i, dom, frame, shown) {
+      if (!folded(frame, dom)) return false;
+      const block = blockOf(shown ? shown.details : steps[i].details, dom);
+      if (!block) return false;
+      const found = find(i, block.id, shown ? block.title : undefined);
+      if (!found) {
+        note = [i, shown ? `${block.title} stays folded in this view; its details are shown.`
+          : `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
+            + "its details are shown instead."];
+        return false;
+      }
+      open = block.id;
+      note = null;
+      reveal = "gt-unfolded";
+      onChange();
+      back.focus({ preventScroll: true });
+      return true;
+    },
+    // The bar above the picture, a tooltip on each folded box and words on its keyboard button.
+    show(i, shown, picture, frame, pickEl) {
+      if (note && note[0] !== i) note = null;
+      const text = shown ? `Unfolded: ${shown.label}. Everything else is folded as before.` : note ? note[1] : "";
+      words.textContent = esc(text);
+      el.classList.toggle("gt-off", !text);
+      back.classList.toggle("gt-off", !shown);
+      const opens = new Set();
+      for (const [id, item] of picture.items) {
+        if (!folded(frame, id)) continue;
+        const tip = item.g.querySelector("title") || item.g.insertBefore(svgEl("title"), item.g.firstChild);
+        const block = shown ? blockOf(shown.details, id) : null;
+        const has = shown ? !!block && !!find(i, block.id, block.title) : (steps[i].unfold || {})[id] !== undefined;
+        if (has) opens.add(id);
+        tip.textContent = has ? "folded: click (or Enter) to unfold" : "folded (no unfolded picture at this step)";
+      }
+      const target = reveal && picture.svg ? picture.svg.querySelector(`g[id="${CSS.escape(reveal)}"]`) : null;
+      reveal = null;
+      const box = picture.el.parentElement;
+      if (target && box) { // scroll the picture (not the page) to what just opened or closed
+        const r = target.getBoundingClientRect();
+        const q = box.getBoundingClientRect();
+        box.scrollLeft += r.left - q.left - Math.max(8, (q.width - r.width) / 2);
+        box.scrollTop += r.top - q.top - Math.max(8, (q.height - r.height) / 2);
+      }
+      for (const b of pickEl.querySelectorAll("button[data-id]")) {
+        if (!opens.has(b.dataset.id)) continue;
+        const label = `unfold ${b.textContent}`;
+        b.title = label;
+        b.setAttribute("aria-label", label);
+      }
+    },
+  };
+}
+
 // ------------------------------------------------------------------ the stepper
 
 export function mount(el, film, options = {}) {
@@ -1093,7 +1202,7 @@ export function mount(el, film, options = {}) {
   const n = steps.length;
   const kinds = eventKinds(film);
   const pairs = film.backward || [];
-  const state = { pos: 0, selected: null, diff: false, before: false, sub: -1, text: false };
+  const state = { pos: 0, selected: null, diff: false, before: false, sub: -1, text: false, view: null, frame: null };
   const cleanups = [];
   const doc = el.ownerDocument;
   const act = {
@@ -1114,6 +1223,12 @@ export function mount(el, film, options = {}) {
   el.textContent = "";
   const v = layout(film, act, () => select(null, true));
   const { root, controls, graph } = v;
+  const unfold = unfolder(film, steps, () => {
+    state.selected = null;
+    picture.select(null);
+    render();
+  });
+  graph.parentNode.insertBefore(unfold.el, graph);
   el.appendChild(v.host);
   controls.slider.max = String(Math.max(n - 1, 0));
   fillStepList(controls.list, steps, kinds);
@@ -1135,6 +1250,7 @@ export function mount(el, film, options = {}) {
   // -------------------------------------------------------------- details, opened in place
   let anchor = null;
   function select(id, refocus, g) {
+    if (id && unfold.pick(state.pos, id, state.frame, state.view)) return;
     state.selected = id;
     anchor = g || (id && picture.items.get(id) ? picture.items.get(id).g : null);
     picture.select(id);
@@ -1152,7 +1268,7 @@ export function mount(el, film, options = {}) {
       v.popover.hide();
       return;
     }
-    const ref = step.details[state.selected];
+    const ref = (state.view ? state.view.details : step.details)[state.selected];
     v.popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
     v.popover.place(anchor, view.presenting ? root : graph);
   }
@@ -1179,19 +1295,21 @@ export function mount(el, film, options = {}) {
   }
 
   function renderPicture(step, shownIndex, pair) {
-    const shown = sheetPicture(steps[shownIndex].sheet || 0);
+    state.view = !pair && state.sub < 0 ? unfold.view(shownIndex) : null; // one block unfolded
+    const shown = sheetPicture(state.view ? state.view.sheet : steps[shownIndex].sheet || 0);
     if (shown !== picture) {
       graph.replaceChild(shown.el, picture.el);
       picture = shown;
       picture.select(state.selected);
       view.apply();
     }
-    const frame = frameOf(shownIndex);
+    const frame = state.view ? film.frames[state.view.frame] : frameOf(shownIndex);
+    state.frame = frame;
     const lines = step.reverse || [];
     const f = flowView(step, state.sub, lines);
     const d = pair ? diffOf(film, pair) : null;
     const more = d ? diffClasses(d) : f.more;
-    culpritClasses(step, more);
+    if (!state.view) culpritClasses(step, more);
     picture.apply(frame, more);
     if (d) drawDiff(picture, d);
     else drawFlow(picture, film, f, pairAt(state.pos) ? frameOf(pairAt(state.pos).before) : null);
@@ -1205,6 +1323,7 @@ export function mount(el, film, options = {}) {
     v.reverse.show(lines, f.current.size || !lines.length ? f.current : finalLines(lines));
     v.twin.show(film, frame, steps[shownIndex].index);
     v.pick.show(frame, picture);
+    unfold.show(shownIndex, state.view, picture, frame, v.pick.el);
   }
 
   function render() {
@@ -1322,6 +1441,7 @@ export function mount(el, film, options = {}) {
   // Escape closes what is open, innermost first; false when nothing was.
   function escape() {
     if (v.popover.open) select(null, true);
+    else if (unfold.close()) root.focus({ preventScroll: true });
     else if (view.presenting) view.present(false);
     else if (state.diff) toggleDiff();
     else if (state.sub >= 0) walk(-state.sub - 1);
