@@ -4,7 +4,8 @@ For a few programs, the ids every view shows are collected and compared: the tra
 itself, its JSON, the text twin, the stepper's film, the walkthrough of its
 ``backward()`` (``explain``), a quiz's explanation, ``compare`` and ``explain_error``.
 Every view must call a node by the same id (``n2`` is the same ``AccumulateGrad``
-everywhere) and number steps as ``Step.index`` does.
+everywhere) and number steps alike: the data (the JSON's and the film's ``index``) by
+``Step.index``, what a person reads ("step 5, line 6") by ``Step.number`` (``index`` + 1).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def test_text_twin_names_nodes_and_steps_as_the_trace(traced):
     _, trace = traced
     text = trace.to_text()
     headers = [int(m) for m in re.findall(r"^step (\d+), line \d+:", text, re.M)]
-    assert headers == [s.index for s in trace.steps]
+    assert headers == [s.number for s in trace.steps]  # shown from 1: Step.number (index + 1)
     blocks = re.split(r"^step \d+, line \d+:", text, flags=re.M)[1:]
     for step, block in zip(trace.steps, blocks, strict=True):
         nodes = block.split("\nnodes\n", 1)[1].split("\nevents\n", 1)[0]
@@ -151,5 +152,5 @@ def test_explain_error_numbers_steps_as_the_trace():
                                  "a.add_(1)\nb.sum().backward()\n", {}, raise_errors=False)
     text = explain_error(trace.error, trace).to_text()
     changed = next(s for s in trace.steps if s.code == "a.add_(1)")
-    assert f"Changed at step {changed.index}, line {changed.lineno}: a.add_(1)" in text
-    assert f"step {changed.index}, line {changed.lineno}: a.add_(1)" in trace.to_text()
+    assert f"Changed at step {changed.number}, line {changed.lineno}: a.add_(1)" in text
+    assert f"step {changed.number}, line {changed.lineno}: a.add_(1)" in trace.to_text()

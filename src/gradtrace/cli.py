@@ -638,7 +638,7 @@ def svg_pictures(trace: Any) -> Iterator[tuple[str, str]]:
     big = _is_big(trace)
     for step in trace.steps:
         dot = folded_dot(step, max_nodes=FILM_MAX_NODES) if big else step_dot(step)
-        yield f"step-{step.index + 1:04d}.svg", dot
+        yield f"step-{step.number:04d}.svg", dot
 
 
 def _write_svgs(trace: Any, folder: Output) -> int:

@@ -302,6 +302,13 @@ class Step:
     events: tuple[Event, ...] = ()
     predictions: tuple[Prediction, ...] = ()
 
+    @property
+    def number(self) -> int:
+        """The step's number as every view shows it to a person: 1 for the first step (``index`` + 1).
+
+        ``index`` stays the position in ``Trace.steps`` (and the JSON's ``index``)."""
+        return self.index + 1
+
     def names_of(self, tensor_id: str) -> list[str]:
         """The names that refer to ``tensor_id`` at this step."""
         return [n for n, t in self.bindings.items() if t == tensor_id]

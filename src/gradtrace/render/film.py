@@ -686,12 +686,25 @@ def _drawn_diff(d: dict[str, Any], drawn: set[str]) -> dict[str, Any]:
 
 def _backward(trace: Trace, back: list[dict[str, str]], steps: list[dict[str, Any]],
               frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    folded = _is_big(trace)
     out = []
     for i, s in enumerate(trace.steps):
         if i and s.events_of("backward"):
             drawn = set(frames[steps[i]["frame"]]["visible"])
-            out.append({"step": i, "before": i - 1, "diff": _drawn_diff(diff(s, _dom_of(back[i])), drawn)})
+            dom = _dom_of(back[i])
+            if folded:  # a node inside a folded block is shown by its block: the block is what was freed
+                dom = _by_block(dom, {n: b.key for b in fold(s, max_nodes=FILM_MAX_NODES).blocks for n in b.nodes})
+            out.append({"step": i, "before": i - 1, "diff": _drawn_diff(diff(s, dom), drawn)})
     return out
+
+
+def _by_block(dom: Callable[[str], str], block_of: dict[str, str]) -> Callable[[str], str]:
+    """``dom``, except that a node folded into a block is the block's DOM id (its saved-value arrows are not drawn)."""
+
+    def mapped(obj: str) -> str:
+        return dom(block_of.get(obj, obj))
+
+    return mapped
 
 
 def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) -> Film:

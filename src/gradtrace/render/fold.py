@@ -619,7 +619,7 @@ def _plan_dot(
     full = Scene(tuple(b for b in sc.boxes if b.group == "name") + tuple(blocks), links, sc.names)
     head = None
     if title:
-        head = f"step {step.index}, line {step.lineno}: {step.code}" if step.code else "graph"
+        head = f"step {step.number}, line {step.lineno}: {step.code}" if step.code else "graph"
         if plan.notes:
             head += f" ({plan.total:,} objects, folded)"
     return scene_dot(full, rankdir=rankdir, title=head, boxes=lines)
