@@ -356,6 +356,7 @@ CELL = "def grow(t):\n    u = t * 2\n    return u\nw = grow(w) if 'w' in dir() e
 @pytest.mark.parametrize("path", PATHS)
 def test_a_cell_traced_again_and_again_in_one_namespace(path: str) -> None:
     """``%%gradtrace`` runs a cell through ``trace_cell``: a cell re-run redefines its function and goes on."""
+    pytest.importorskip("IPython")
     from gradtrace.notebook.magic import trace_cell
 
     plain: dict[str, Any] = {"torch": torch}
