@@ -240,6 +240,6 @@ def test_inplace_culprit_is_the_value_the_failing_backward_reads(src):
     assert last.bindings[other] not in e.culprits
     saved_by = [v for k, v in e.details if k == "saved_by"]
     assert saved_by and all(last.nodes[v.split()[0]].inputs for v in saved_by)
-    # the step is named as the text twin (and the stepper) number it
-    assert f"step {e.step}, line {e.line}: {e.code}" in trace.to_text()
-    assert f"Changed at step {e.step}, line {e.line}" in e.to_text()
+    # the step is named as the text twin (and the stepper) number it: from 1 (e.step is its position)
+    assert f"step {trace.steps[e.step].number}, line {e.line}: {e.code}" in trace.to_text()
+    assert f"Changed at step {trace.steps[e.step].number}, line {e.line}" in e.to_text()

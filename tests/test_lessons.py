@@ -19,11 +19,6 @@ NOTEBOOKS = REPO / "notebooks"
 LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 #: what one stepper may add to a saved lesson (its output, stored once)
 STEPPER_LIMIT = 150_000
-#: lessons whose stepper is known to be over the limit; the test fails once one fits, so its entry goes.
-#: Each stepper carries the stepper's code and CSS (packed: about 28 KB as saved) and a second picture of
-#: the last step for viewers that run no script, besides its film; lesson 07's 607-step loop film is the
-#: one still over.
-OVER_LIMIT = {"07_mlp_training_step.ipynb"}
 
 
 def test_lessons_are_numbered_in_order():
@@ -70,7 +65,4 @@ def test_lesson_runs_top_to_bottom(path: Path):
         sizes.append(len(nbformat.writes(nbformat.v4.new_notebook(cells=[cell]))) - len(
             nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.source)]))))
     over = [size for size in sizes if size > STEPPER_LIMIT]
-    if path.name in OVER_LIMIT:
-        assert over, f"{path.name} now fits {STEPPER_LIMIT} bytes per stepper ({sizes}): remove it from OVER_LIMIT"
-    else:
-        assert not over, f"{path.name}: steppers add {sizes} bytes to the saved notebook (limit {STEPPER_LIMIT})"
+    assert not over, f"{path.name}: steppers add {sizes} bytes to the saved notebook (limit {STEPPER_LIMIT})"

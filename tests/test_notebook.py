@@ -17,7 +17,7 @@ import torch
 import gradtrace
 from gradtrace.notebook import assets, settings
 from gradtrace.notebook.display import WIDGET_MIME, trace_mimebundle
-from gradtrace.notebook.embed import embed_html, script_json
+from gradtrace.notebook.embed import embed_html, film_of, script_json
 from gradtrace.notebook.settings import Settings
 
 from programs import WHATIF1, run_plain
@@ -69,7 +69,8 @@ def test_bundle_outside_a_kernel_is_text_and_html(forum):
     found = re.search(r'<script type="application/json" id="([^"]+)-film" data-gt-film="([^"]+)"[^>]*>(.*?)</script>',
                       page, re.S)
     assert found and found[1] == found[2] and f"id='{found[1]}'" in page  # the film names the element it steps in
-    film = json.loads(found[3])
+    assert isinstance(json.loads(found[3]), str)  # the film travels packed (gzip + base64) as one JSON string
+    film = film_of(page)
     assert len(film["steps"]) == len(forum.steps)
     assert "</script" not in page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
 
@@ -338,7 +339,8 @@ def test_film_svg_stored_once(forum):
     # one of the sheet's drawn lines appears once in the film and in the output
     line = script_json(re.search(r' d="[^"]{40,}"', sheet)[0])[1:-1]
     assert script_json(made).count(line) == 1
-    assert page.count(line) == 1
+    assert film_of(page) == made  # the film the output carries, unpacked
+    assert page.count(line) == 0  # packed: the picture is not in the output as plain text
 
 
 # ---------------------------------------------------------------- a real kernel
@@ -443,3 +445,31 @@ def test_kernel_memory_stays_flat_over_cells_and_reruns(mode):
     # before: +36 MiB for these 20 re-runs (every run's widgets kept the film alive)
     assert rss2 - rss_big < 12 * mib, f"20 re-runs of one cell grew the kernel by {(rss2 - rss_big) / mib:.1f} MiB"
     assert rss1 - rss0 < 24 * mib, f"50 cells grew the kernel by {(rss1 - rss0) / mib:.1f} MiB"
+
+
+@pytest.mark.slow
+def test_quiz_in_a_kernel_shows_the_question_a_note_naming_the_cells_and_a_box():
+    """%load_ext gradtrace: a question is two outputs, the question with its note for a saved notebook, then the box."""
+    pytest.importorskip("jupyter_client")
+    kernel = Kernel()
+    try:
+        _quiz_outputs(kernel)
+    finally:
+        kernel.stop()
+
+
+def _quiz_outputs(kernel: Kernel) -> None:
+    kernel.run("import torch\nimport gradtrace\n%load_ext gradtrace", cell="quiz-setup")
+    setup = kernel.value("len(In) - 2")  # the set-up cell (value() itself is a cell)
+    _out, shown = kernel.run("q = gradtrace.quiz('x = torch.tensor(2., requires_grad=True)\\n(x ** 2).backward()')\nq",
+                             cell="quiz-cell")
+    this = kernel.value("len(In) - 2")  # the quiz cell (value() itself is a cell)
+    assert len(shown) == 2, shown
+    question, box = shown
+    note = f"run cell [{setup}] (it imports gradtrace), then this cell, [{this}]"
+    assert note in question["text/plain"] and note in question["text/html"]
+    assert "x ** 2" in question["text/html"] and "data-gt-quiz='gt-quiz-" in question["text/html"]
+    assert WIDGET_MIME in box
+    uid = re.search(r"data-gt-quiz='(gt-quiz-[0-9a-f]+)'", question["text/html"])[1]
+    assert kernel.value(f"[w.uid for w in __import__('ipywidgets').widgets.widget._instances.values() "
+                        f"if getattr(w, 'uid', None) == {uid!r}]") == [uid]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -401,3 +403,33 @@ def test_quiz_explanations_have_no_placeholders():
 def test_the_html_prompt_says_what_to_do_without_a_kernel():
     bundle = gradtrace.quiz(FORUM, ask="x.grad")._repr_mimebundle_()
     assert "run this cell again" in bundle["text/html"] and "press Enter" in bundle["text/html"]
+
+
+def test_quiz_box_grades_in_the_kernel_and_answers_hello():
+    pytest.importorskip("anywidget")
+    from gradtrace.notebook.quizbox import QuizBox
+
+    truth = _forum_grad().item()
+    box = QuizBox(gradtrace.quiz(FORUM, ask="x.grad"), uid="gt-quiz-test")
+    sent: list[Any] = []
+    box.send = sent.append  # what goes back to the front end
+    box._message(box, {"kind": "hello"}, [])
+    assert sent[-1] == {"kind": "alive"} and box.result == ""
+    box._message(box, {"kind": "check", "answer": "1"}, [])
+    assert "Not quite" in box.result and box.revealable and f"{truth:g}" not in box.result
+    assert sent[-1] == {"kind": "checked"}
+    box._message(box, {"kind": "reveal"}, [])
+    assert f"{truth:g}" in box.result and not box.revealable
+    box._message(box, {"kind": "check", "answer": f"{truth:g}"}, [])
+    assert "Right!" in box.result and not box.revealable
+    box._message(box, "not a dict", [])  # anything else is a hello: the kernel says it is there
+    assert sent[-1] == {"kind": "alive"}
+    box.close()
+
+
+def test_dead_note_names_the_cells_to_run():
+    from gradtrace.notebook.quizbox import dead_note
+
+    assert "run cell [1] (it imports gradtrace), then this cell, [7]" in dead_note(7, 1)
+    assert "run this cell, [3];" in dead_note(3, None) and "Run All Cells" in dead_note(3, None)
+    assert "run this cell, [3];" in dead_note(3, 3)

@@ -125,8 +125,9 @@ def test_bad_source_and_timeout_raise_layout_error():
 
 
 def test_graph_mimebundle_and_inline_svg():
-    bundle = step_graph(forum_trace()[4])._repr_mimebundle_()
-    assert bundle["text/plain"].startswith("step 5, line 5: f.backward()")
+    step = forum_trace()[4]
+    bundle = step_graph(step)._repr_mimebundle_()
+    assert bundle["text/plain"].startswith(f"step {step.index + 1}, line 5: f.backward()")  # numbered from 1
     inline = svg_inline(bundle["image/svg+xml"])
     assert inline.startswith("<svg") and "<!--" not in inline
     svg_tree(inline)

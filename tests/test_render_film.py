@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -127,7 +128,9 @@ def test_a_big_loop_is_filmed_folded_by_place_in_few_layouts():
     ns: dict = {}
     trace = gradtrace.trace_code(source, ns)
     f = film(trace)
-    assert len(f["sheets"]) < 10 < len(trace.steps)
+    own = {s["sheet"] for s in f["steps"]}  # the folded pictures' sheets (the others hold unfolded views)
+    assert len(own) < 10 < len(trace.steps)
+    assert own == set(range(len(own))) and {v["sheet"] for v in f["views"]} == set(range(len(own), len(f["sheets"])))
     last = f["steps"][-1]
     assert 0 <= last["sheet"] < len(f["sheets"])
     frame = f["frames"][last["frame"]]
@@ -139,3 +142,78 @@ def test_a_big_loop_is_filmed_folded_by_place_in_few_layouts():
     assert any(t.startswith(f"× {chain:,}: MulBackward0") for t in texts)
     svg_ids = set(re.findall(r'<g id="([^"]+)"', f["sheets"][last["sheet"]].replace("&#45;", "-")))
     assert set(frame["visible"]) <= svg_ids
+
+
+MLP_LOOP = """\
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.randn(32, 8)
+y = torch.randn(32, 1)
+for i in range(100):
+    opt.zero_grad()
+    pred = model(x)
+    loss = torch.nn.functional.mse_loss(pred, y)
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.fixture(scope="module")
+def mlp_loop():
+    return trace_code(MLP_LOOP, {})
+
+
+def modules():
+    """The film and scene modules (``gradtrace.render.film`` is also the name of a function there)."""
+    return importlib.import_module("gradtrace.render.film"), importlib.import_module("gradtrace.render.scene")
+
+
+def _counting(monkeypatch, module, name: str) -> list[int]:
+    """Count the calls of ``module.name`` (the real function still runs)."""
+    calls = [0]
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_a_long_loop_draws_a_box_per_distinct_record_not_per_step(mlp_loop, monkeypatch):
+    """600 steps: a box's rows are made once per record (and per step that marks it), and are the same rows."""
+    film_mod, scene_mod = modules()
+
+    trace = mlp_loop
+    keys = film_mod._name_keys(trace)
+    plain = [scene_mod.scene(step, name_keys=keys) for step in trace.steps]  # no memo: every box made anew
+    tensor_rows = _counting(monkeypatch, scene_mod, "tensor_rows")
+    node_rows = _counting(monkeypatch, scene_mod, "node_rows")
+    scenes = film_mod.film_scenes(trace)
+    assert scenes == plain
+    records = {id(r) for s in trace.steps for r in [*s.tensors.values(), *s.nodes.values()]}
+    marked = sum(1 for sc in plain for b in sc.boxes if b.marks and b.group != "name")
+    drawn = sum(1 for sc in plain for b in sc.boxes if b.group != "name")
+    assert len(trace) > 600
+    assert tensor_rows[0] + node_rows[0] <= len(records) + marked
+    assert tensor_rows[0] + node_rows[0] < drawn / 2
+
+
+def test_a_long_loop_makes_each_row_frame_and_detail_once(mlp_loop, monkeypatch):
+    """Rows, frames and details are compared by value once per distinct box, not encoded at every step."""
+    film_mod, _ = modules()
+    classes = _counting(monkeypatch, film_mod, "box_classes")
+    details = [_counting(monkeypatch, film_mod, f) for f in ("_tensor_detail", "_node_detail")]
+    f = film(mlp_loop)
+    texts = sum(len(f["frames"][s["frame"]]["texts"]) for s in f["steps"])
+    shown = sum(len(s["details"]) for s in f["steps"])
+    assert classes[0] < texts / 3
+    assert details[0][0] + details[1][0] < shown / 3
+    # each table holds distinct entries, and every step points into it
+    for table in ("rows", "frames", "details"):
+        encoded = [json.dumps(x, sort_keys=True) for x in f[table]]
+        assert len(set(encoded)) == len(encoded), table
+    assert all(0 <= s["frame"] < len(f["frames"]) for s in f["steps"])

@@ -30,12 +30,9 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .tracer.stack import ensure_deep_stack
-
-if TYPE_CHECKING:
-    from .model import Trace
 
 __all__ = ["main", "DEMO_SOURCE"]
 
@@ -292,7 +289,7 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     """
     import builtins
 
-    import gradtrace
+    from .run import run_traced
 
     module = types.ModuleType("__main__")
     module.__file__ = path
@@ -305,15 +302,11 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     sys.path.insert(0, str(Path(path).parent))
     sys.modules["__main__"] = module
     warnings.showwarning = _learner_warning(show_warning)
-    exception: BaseException | None = None
-    trace: Trace | None
     try:
-        try:
-            trace = gradtrace.trace_code(source, namespace, filename=path, max_steps=max_steps, raise_errors=True)
-        except BaseException as exc:  # the learner's exception (SystemExit and KeyboardInterrupt included)
-            exception = exc
-            trace = gradtrace.last_trace()
-        outcome = _outcome(trace, exception)
+        # the learner's exception (SystemExit and KeyboardInterrupt included) comes back with the trace
+        run = run_traced(source, namespace, filename=path, max_steps=max_steps, keep_last=False,
+                         raise_interrupt=False)
+        outcome = _outcome(run.trace, run.exception)
         _report_end(outcome, streams[1])
     finally:
         _flush(sys.stdout, sys.stderr)  # as Python flushes the script's streams at exit
@@ -645,7 +638,7 @@ def svg_pictures(trace: Any) -> Iterator[tuple[str, str]]:
     big = _is_big(trace)
     for step in trace.steps:
         dot = folded_dot(step, max_nodes=FILM_MAX_NODES) if big else step_dot(step)
-        yield f"step-{step.index + 1:04d}.svg", dot
+        yield f"step-{step.number:04d}.svg", dot
 
 
 def _write_svgs(trace: Any, folder: Output) -> int:

@@ -302,6 +302,13 @@ class Step:
     events: tuple[Event, ...] = ()
     predictions: tuple[Prediction, ...] = ()
 
+    @property
+    def number(self) -> int:
+        """The step's number as every view shows it to a person: 1 for the first step (``index`` + 1).
+
+        ``index`` stays the position in ``Trace.steps`` (and the JSON's ``index``)."""
+        return self.index + 1
+
     def names_of(self, tensor_id: str) -> list[str]:
         """The names that refer to ``tensor_id`` at this step."""
         return [n for n, t in self.bindings.items() if t == tensor_id]
@@ -376,6 +383,16 @@ class Trace:
         from .render.json import trace_json
 
         return trace_json(self)
+
+    @staticmethod
+    def from_json(text: str | bytes) -> Trace:
+        """The trace :meth:`to_json` wrote, read back (torch is not needed to read, render or explain it).
+
+        Raises ``ValueError`` with a one-line reason when ``text`` is not such a trace.
+        """
+        from .render.json import trace_from_json
+
+        return trace_from_json(text)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from .notebook import trace_mimebundle

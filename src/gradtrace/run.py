@@ -44,34 +44,29 @@ class Run:
 
 
 def run_traced(code: str, ns: dict[str, Any] | None = None, *, filename: str = "<gradtrace>",
-               max_steps: int | None = None, keep_last: bool = True, import_torch: bool = False) -> Run:
+               max_steps: int | None = None, keep_last: bool = True, import_torch: bool = False,
+               raise_interrupt: bool = True) -> Run:
     """Run ``code`` in ``ns`` (a fresh dict by default) under the tracer.
 
     The learner's exception is returned, not raised, except ``KeyboardInterrupt``,
-    which always stops the caller too. A ``SyntaxError`` in ``code`` is raised before
-    anything runs. ``import_torch`` runs ``import torch`` in ``ns`` first (quiz code
-    may use ``torch`` without importing it).
+    which stops the caller too (unless ``raise_interrupt=False``: a script runner
+    reports it as the script's own end). A ``SyntaxError`` in ``code`` is raised
+    before anything runs. ``import_torch`` runs ``import torch`` in ``ns`` first
+    (quiz code may use ``torch`` without importing it). Nothing here reads or
+    depends on :func:`gradtrace.last_trace`.
     """
-    from .tracer import DEFAULT_MAX_STEPS, last_trace, trace_code
+    from .tracer import DEFAULT_MAX_STEPS
+    from .tracer.core import run_code
 
     namespace: dict[str, Any] = {} if ns is None else ns
     compile(code, filename, "exec")  # a SyntaxError is the caller's to see, before anything runs
     if import_torch and "torch" not in namespace:
         exec("import torch", namespace)  # the learner's namespace gets torch as an import would give it
-    before = last_trace()
-    box: list[Any] = []
-    try:
-        trace = trace_code(code, namespace, filename=filename,
-                           max_steps=DEFAULT_MAX_STEPS if max_steps is None else max_steps,
-                           raise_errors=True, last_value=box if keep_last else None)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # the learner's code raised: that is part of the result
-        failed = last_trace()
-        if failed is None or failed is before:
-            raise  # nothing was traced: the failure is not the learner's code
-        return Run(failed, exc, None, namespace)
-    return Run(trace, None, box[-1] if box else None, namespace)
+    trace, exception, values = run_code(code, namespace, filename,
+                                        DEFAULT_MAX_STEPS if max_steps is None else max_steps, keep_last)
+    if isinstance(exception, KeyboardInterrupt) and raise_interrupt:
+        raise exception
+    return Run(trace, exception, values[-1] if values and exception is None else None, namespace)
 
 
 _ROOT, _GRADIENT, _RETAIN, _INPUTS = "_gradtrace_root", "_gradtrace_gradient", "_gradtrace_retain", "_gradtrace_inputs"

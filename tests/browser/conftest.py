@@ -11,10 +11,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from lab import Lab, launch  # noqa: E402
+from lab import Lab, launch, new_page  # noqa: E402
 
 TESTS = Path(__file__).resolve().parents[1]
 ARTIFACTS = TESTS / "_artifacts"
+VIEW = {"width": 1280, "height": 720}  # a projector
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:
@@ -47,3 +48,27 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def stepper(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    """Open a film's standalone page at 1280x720: ``stepper(film)`` returns the page."""
+    opened = []
+
+    def open_page(film: dict[str, Any], **options: Any) -> Any:
+        from gradtrace.render.html import film_html
+
+        path = tmp_path / f"page{len(opened)}.html"
+        path.write_text(film_html(film), encoding="utf-8")
+        context, page, guard = new_page(browser, **options)
+        page.set_viewport_size(VIEW)
+        opened.append((context, guard))
+        page.goto(path.as_uri())
+        page.locator(".gt-root svg").first.wait_for()
+        return page
+
+    yield open_page
+    for context, guard in opened:
+        context.close()
+        assert guard.errors == [] and guard.dialogs == [] and guard.outside == [], (guard.errors, guard.dialogs,
+                                                                                     guard.outside)

@@ -23,6 +23,8 @@ import torch
 from lab import Lab, new_page, run_all, wait_idle
 
 import gradtrace
+from gradtrace.notebook.embed import film_of, packed
+from gradtrace.render.html import film_json
 
 REPO = Path(__file__).resolve().parents[2]
 LESSON = "01_reverse_mode.ipynb"
@@ -58,6 +60,10 @@ raise ValueError('<img src=x onerror="{FLAG}"> \\u202e done')
 """
 
 
+QUIZ = ("q = gradtrace.quiz('''\nx = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\n''', "
+        "ask='x.grad')\nq")
+
+
 def code_cell(source: str, cell_id: str) -> Any:
     cell = nbformat.v4.new_code_cell(source)
     cell["id"] = cell_id
@@ -90,6 +96,7 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     src = tmp_path_factory.mktemp("life-src")
     setup = "import torch\nimport gradtrace\n%load_ext gradtrace"
     write_notebook(src / "two_cells.ipynb", setup, "%%gradtrace\n" + WHATIF1, "%%gradtrace\n" + WHATIF2)
+    write_notebook(src / "quiz.ipynb", setup, QUIZ)
     write_notebook(src / "hostile.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'", HOSTILE)
     shutil.copy(REPO / "notebooks" / LESSON, src / LESSON)
     server = Lab(src, tmp_path_factory.mktemp("life"), log_name="life.log", settings=SAVE_STATE).start()
@@ -233,12 +240,11 @@ def test_saved_lesson_stores_the_stepper_once(saved_lesson: Path) -> None:
     state = json.dumps(nb["metadata"]["widgets"])
     assert "gt-embed" not in state and "sheets" not in state, "the widget state holds a film too"
     html = "".join(outputs[0]["data"]["text/html"])
-    film = re.search(r"<script type=[\"']application/json[\"'][^>]*>(.*?)</script>", html, re.S)
-    assert film is not None
-    sheet = json.loads(film[1])["sheets"][0]
+    sheet = film_of(html)["sheets"][0]
     line = re.search(r' d="([^"]{40,})"', sheet)
     assert line is not None
-    assert text.count(line[1]) == 1, "the picture is stored twice"
+    assert text.count(line[1]) == 0, "the film's picture is stored unpacked"
+    assert text.count(packed(film_json(film_of(html)))) == 1, "the film is stored twice"
 
 
 def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson: Path, browser: Any,
@@ -297,3 +303,95 @@ def test_hostile_text_through_the_widget_is_inert(life: Lab, browser: Any, artif
     assert live == {"bad": [], "pwned": False}, live
     assert '<img src=x onerror="window.gtPwned=1">' in shown  # shown as text
     assert guard.dialogs == [] and guard.outside == [], (guard.dialogs, guard.outside)
+
+
+PROMPTS = "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent.trim())"
+
+
+def answer(page: Any, text: str, expect: str) -> str:
+    """Type ``text`` into the quiz box and press Enter; the verdict once it says ``expect``."""
+    box = page.locator(".gt-quiz-input").last
+    box.fill(text)
+    box.press("Enter")
+    result = page.locator(".gt-quiz-result").last
+    result.filter(has_text=expect).wait_for(timeout=30_000)
+    return result.inner_text()
+
+
+def quiz_cell_numbers(page: Any) -> tuple[str, str]:
+    """The prompt numbers of the set-up cell and the quiz cell, as the notebook shows them."""
+    prompts = page.evaluate(PROMPTS)
+    return re.sub(r"\D", "", prompts[0]), re.sub(r"\D", "", prompts[1])
+
+
+def quiz_outputs(lab: Lab) -> Any:
+    """What the saved quiz notebook holds: each cell's output kinds and the widget state's models."""
+    nb = json.loads((lab.root / "quiz.ipynb").read_text(encoding="utf-8"))
+    state = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    return ([[sorted(o.get("data", {})) for o in c.get("outputs", [])] for c in nb["cells"]],
+            sorted(m.get("model_name", "") for m in state.values()))
+
+
+def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_kernel(life: Lab, browser: Any,
+                                                                                       artifacts: Path) -> None:
+    truth = plain_grad()
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, life, "quiz.ipynb")
+        run_all(page)
+        page.locator(".gt-quiz-input").wait_for(timeout=60_000)
+        note = page.locator(".gt-quiz-note")
+        note.wait_for(state="hidden", timeout=30_000)  # a kernel answers the box: no note
+        said = answer(page, "53376", "Not quite")
+        assert str(truth) not in said and page.locator(".gt-quiz-reveal").last.is_visible()
+        assert "Right!" in answer(page, str(truth), "Right!")
+        # the quiz cell alone, run again: a new box that answers
+        before = page.evaluate(PROMPTS)[1]
+        page.locator(".jp-Notebook .jp-CodeCell").nth(1).locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")  # run this cell, stay on it (no new cell below)
+        page.wait_for_function(f"() => {{ const p = ({PROMPTS})()[1]; return p !== {before!r} && !p.includes('*'); }}")
+        wait_idle(page)
+        assert page.locator(".gt-quiz-input").count() == 1
+        assert "Right!" in answer(page, str(truth), "Right!")
+        save(page)
+        # the page reloaded while the kernel runs: JupyterLab draws the box again from the kernel, and it answers
+        page.reload(wait_until="domcontentloaded")
+        page.locator(".gt-quiz-input").wait_for(timeout=60_000)
+        note.wait_for(state="hidden", timeout=30_000)
+        assert "Not quite" in answer(page, "1", "Not quite")
+        page.screenshot(path=str(artifacts / "lab-quiz-live.png"))
+    finally:
+        context.close()
+    stop_kernels(life)
+    # reopened with no kernel of its own: the saved box cannot answer; the note names the cells to run
+    context, page, guard2 = new_page(browser)
+    try:
+        page.goto(life.url("lab/tree/quiz.ipynb?reset"), wait_until="domcontentloaded")
+        page.locator(".gt-quiz-note").wait_for(timeout=60_000)
+        setup, this = quiz_cell_numbers(page)
+        text = page.locator(".gt-quiz-note").inner_text()
+        assert f"run cell [{setup}] (it imports gradtrace), then this cell, [{this}]" in text, (text, setup, this)
+        try:
+            page.locator(".gt-quiz-input").wait_for(timeout=90_000)  # saved widget state draws the box
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-quiz-reopen-failure.png"))
+            raise AssertionError(f"no saved quiz box drawn: {quiz_outputs(life)}") from None
+        page.wait_for_timeout(5_000)  # longer than the box waits for a kernel's hello
+        assert page.locator(".gt-quiz-note").is_visible()
+        page.locator(".gt-quiz-input").fill(str(truth))
+        page.locator(".gt-quiz-input").press("Enter")
+        page.locator(".gt-quiz-silent", has_text="No kernel answered").wait_for(timeout=30_000)
+        page.screenshot(path=str(artifacts / "lab-quiz-no-kernel.png"))
+        # what the note says to do: Run All, and the box answers again
+        life.wait_kernel(90, sleep=lambda s: page.wait_for_timeout(s * 1000))
+        try:
+            run_all(page)
+            page.locator(".gt-quiz-note").wait_for(state="hidden", timeout=30_000)
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-quiz-rerun-failure.png"))
+            raise
+        assert "Right!" in answer(page, str(truth), "Right!")
+    finally:
+        context.close()
+    for g in (guard, guard2):
+        assert g.dialogs == [] and g.outside == [] and g.errors == [], (g.dialogs, g.outside, g.errors)

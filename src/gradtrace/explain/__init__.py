@@ -7,8 +7,10 @@ Place in the pipeline: tracer -> model -> **explain** -> render.
 Everything returned here is plain, frozen data with a text rendering, built from a
 :class:`~gradtrace.model.Trace`. Code runs only through :mod:`gradtrace.run` (quiz,
 compare, and ``explain(root)``, which runs ``root.backward()`` under the tracer).
-torch is imported in one place only: filled-in formulas compute their figures with
-torch in the tensor's dtype (see the import contracts in pyproject.toml).
+Nothing here imports torch (the import contracts in pyproject.toml hold it to that):
+filled-in formulas redo their arithmetic with plain Python numbers rounded to the
+tensor's dtype (:mod:`._arith`), and the figures they show are the ones the tracer
+recorded PyTorch computing, so a trace read back from JSON explains with torch absent.
 """
 
 from __future__ import annotations

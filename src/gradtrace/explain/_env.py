@@ -3,8 +3,8 @@
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
 An :class:`Env` is built from a plain :class:`~gradtrace.model.NodeInfo`; saved
-values are turned back into tensors (torch is imported lazily) in the dtype of
-the incoming gradient, so the arithmetic runs exactly as PyTorch runs it.
+values are turned into plain-number arrays (:class:`~._arith.Arr`) in the dtype of
+the incoming gradient, so the arithmetic rounds as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import ast
 from typing import Any
 
 from ..model import FREED, STALE, NodeInfo
-from ._numbers import MAX_ELEMENTS, dtype_name, fmt_number, fmt_values, to_tensor
+from ._arith import Arr
+from ._numbers import MAX_ELEMENTS, fmt_number, fmt_values
 
 #: Saved values that hold positions, not numbers: kept as integers.
 INDEX_NAMES = frozenset({"target", "indices", "index", "condition", "mask"})
@@ -66,7 +67,7 @@ class Env:
         return value
 
     def saved(self, name: str) -> Any:
-        """A saved tensor, rebuilt in the gradient's dtype (positions stay integers)."""
+        """A saved value as an array in the gradient's dtype (positions stay integers)."""
         entry = self._saved.get(name)
         if entry is None:
             if name in self._attrs:
@@ -82,11 +83,9 @@ class Env:
             raise Unavailable(f"{name} has more than {MAX_ELEMENTS} elements")
         return self._scalar_tensor(entry.value.values, name)
 
-    def _scalar_tensor(self, values: Any, name: str) -> Any:
-        import torch
-
-        t = to_tensor(values, self.dtype)
-        if name.split("[")[0] not in INDEX_NAMES and not t.is_floating_point() and t.dtype != torch.bool:
+    def _scalar_tensor(self, values: Any, name: str) -> Arr:
+        t = Arr.of(values, self.dtype)
+        if name.split("[")[0] not in INDEX_NAMES and not t.is_floating_point() and t.dtype != "bool":
             t = t.to(self.g.dtype)
         return t
 
@@ -106,11 +105,11 @@ class Env:
 
     # ------------------------------------------------------------ writing
     def fmt(self, t: Any) -> str:
-        """A tensor or Python number as text, in this node's dtype."""
-        if hasattr(t, "tolist"):
+        """An array or Python number as text, in this node's dtype."""
+        if isinstance(t, Arr):
             if t.numel() > MAX_ELEMENTS:
                 raise Unavailable(f"a {tuple(t.shape)} tensor is too large to write out")
-            return fmt_values(t.tolist(), dtype_name(t.dtype))
+            return fmt_values(t.tolist(), t.dtype)
         return fmt_number(t, "float64")
 
     @property

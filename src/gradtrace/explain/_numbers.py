@@ -1,10 +1,9 @@
-"""Numbers as the explain layer writes them, and summaries turned back into tensors.
+"""Numbers as the explain layer writes them.
 
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
-Formatting is pure Python. :func:`to_tensor` imports torch lazily: the
-filled-in arithmetic of a formula is computed by torch in the tensor's own
-dtype, so that the figure shown is the figure PyTorch computes, to the last digit.
+Pure Python: every figure is written as the shortest text that reads back as
+exactly the value in its dtype (the arithmetic itself is in :mod:`._arith`).
 """
 
 from __future__ import annotations
@@ -109,56 +108,3 @@ def numel(values: Any) -> int:
     if isinstance(values, (list, tuple)):
         return sum(numel(v) for v in values)
     return 1
-
-
-def have_torch() -> bool:
-    """Whether torch can be imported here (a trace can be explained without it, with fewer figures)."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def torch_dtype(dtype: str) -> Any:
-    """``'float32'`` or ``'torch.float32'`` -> ``torch.float32``."""
-    import torch
-
-    name = dtype.split(".")[-1]
-    found = getattr(torch, name, None)
-    if not isinstance(found, torch.dtype):
-        raise ValueError(f"unknown dtype {dtype!r}")
-    return found
-
-
-def dtype_name(dtype: Any) -> str:
-    return str(dtype).split(".")[-1]
-
-
-def _leaf_kind(values: Any) -> type | None:
-    if isinstance(values, (list, tuple)):
-        kinds = {_leaf_kind(v) for v in values} - {None}
-        if kinds == {bool}:
-            return bool
-        if kinds and kinds <= {int, bool}:
-            return int
-        return float if kinds else None
-    if isinstance(values, bool):
-        return bool
-    return int if isinstance(values, int) else float
-
-
-def to_tensor(values: Any, dtype: str, shape: tuple[int, ...] | None = None) -> Any:
-    """Plain values back into a tensor: floats in ``dtype``, ints as int64, bools as bool."""
-    import torch
-
-    kind = _leaf_kind(values)
-    if kind is bool:
-        t = torch.tensor(values, dtype=torch.bool)
-    elif kind is int and not isinstance(values, float):
-        t = torch.tensor(values, dtype=torch.int64)
-    else:
-        t = torch.tensor(values, dtype=torch_dtype(dtype))
-    if shape is not None and tuple(t.shape) != tuple(shape) and t.numel() == math.prod(shape):
-        t = t.reshape(shape)
-    return t

@@ -32,7 +32,12 @@ GIVEN_LEAF = "torch.tensor(2., requires_grad=True)"
 
 @dataclass(frozen=True)
 class CanonicalNode:
-    """One node of the canonical form; ``inputs`` are ``(index, output_nr)`` or ``None``."""
+    """One node of the canonical form; ``inputs`` are ``(index, output_nr)`` or ``None``.
+
+    ``index`` is the node's place in the walk from the output (what is compared);
+    ``node`` is its id in the program's trace (``n3``, or the tensor id of an output
+    that is a leaf), the name every view of that trace gives it, and what the text shows.
+    """
 
     index: int
     op: str
@@ -40,16 +45,20 @@ class CanonicalNode:
     inputs: tuple[tuple[int, int] | None, ...]
     node: str
     names: tuple[str, ...]
+    #: the trace id of each input's node (None where the input needs no gradient)
+    input_ids: tuple[str | None, ...] = ()
 
     def key(self) -> tuple[Any, ...]:
         return (self.op, self.attrs, self.inputs)
 
     def describe(self) -> str:
         attrs = ", ".join(f"{k}={v}" for k, v in self.attrs)
-        ins = ", ".join("-" if i is None else f"#{i[0]}" + (f".{i[1]}" if i[1] else "") for i in self.inputs)
+        ids = self.input_ids or tuple(None for _ in self.inputs)
+        ins = ", ".join("-" if i is None else (nid or "?") + (f".{i[1]}" if i[1] else "")
+                        for i, nid in zip(self.inputs, ids, strict=True))
         named = f"  [{', '.join(self.names)}]" if self.names else ""
         op = self.op if self.op.startswith("leaf") else f"{self.op}({attrs})"
-        return f"#{self.index} {op}" + (f" <- {ins}" if ins else "") + named
+        return f"{self.node} {op}" + (f" <- {ins}" if ins else "") + named
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,7 @@ def canonical(step: Step, output: str) -> tuple[CanonicalNode, ...]:
         raise ValueError(f"no tensor named {output!r} at the end of the program (its tensors: {named})")
     info = step.tensors[step.bindings[output]]
     if info.grad_fn is None:
-        return (CanonicalNode(0, _leaf_op(step, info.id), (), (), "", tuple(step.names_of(info.id))),)
+        return (CanonicalNode(0, _leaf_op(step, info.id), (), (), info.id, tuple(step.names_of(info.id))),)
     order: dict[str, int] = {}
     visit = [info.grad_fn]
     while visit:  # pre-order, inputs in order, without recursion
@@ -165,7 +174,8 @@ def canonical(step: Step, output: str) -> tuple[CanonicalNode, ...]:
         node = step.nodes[nid]
         op = _leaf_op(step, node.variable) if node.variable is not None else node.name
         inputs = tuple(None if e is None else (order.get(e.node, -1), e.output_nr) for e in node.inputs)
-        out.append(CanonicalNode(index, op, tuple(node.attrs), inputs, nid, names.get(nid, ())))
+        ids = tuple(None if e is None else e.node for e in node.inputs)
+        out.append(CanonicalNode(index, op, tuple(node.attrs), inputs, nid, names.get(nid, ()), ids))
     return tuple(out)
 
 
@@ -195,7 +205,7 @@ def _first_difference(a: tuple[CanonicalNode, ...], b: tuple[CanonicalNode, ...]
         if (x.op, x.attrs) == (y.op, y.attrs) and x.inputs != y.inputs:
             return _wiring(a, b, x, y)
         if x.key() != y.key():
-            return (f"node #{x.index} differs: A has {x.describe()}, B has {y.describe()}"
+            return (f"A's {x.node} and B's {y.node} differ: A has {x.describe()}, B has {y.describe()}"
                     + _feeds(a, x.index))
     if len(a) != len(b):
         longer, which = (a, "A") if len(a) > len(b) else (b, "B")
@@ -212,12 +222,12 @@ def _wiring(a: tuple[CanonicalNode, ...], b: tuple[CanonicalNode, ...], x: Canon
             src_b = "nothing" if j is None or j[0] < 0 else b[j[0]].describe()
             return (f"the same operation {x.describe().split(' <-')[0]} takes input {k} from {src_a} in A, "
                     f"but from {src_b} in B")
-    return f"node #{x.index} has {len(x.inputs)} inputs in A and {len(y.inputs)} in B"
+    return f"A's {x.node} has {len(x.inputs)} inputs and B's {y.node} {len(y.inputs)}"
 
 
 def _feeds(nodes: tuple[CanonicalNode, ...], index: int) -> str:
     users = [n for n in nodes if any(i is not None and i[0] == index for i in n.inputs)]
-    return f" (it feeds #{users[0].index} {users[0].op})" if users else " (the output's own node)"
+    return f" (it feeds {users[0].node} {users[0].op})" if users else " (the output's own node)"
 
 
 def compare(a: str | Trace | Step, b: str | Trace | Step, output: str | None = None, *,

@@ -51,7 +51,8 @@ class ErrorExplanation:
             lines.append(f"  Involved: {', '.join(self.culprits)}")
         lines += [f"  Saved by: {v}" for k, v in self.details if k == "saved_by"]
         if self.code is not None:
-            at = f"step {self.step}, line {self.line}" if self.step is not None else f"line {self.line}"
+            # self.step is the position in Trace.steps; people read steps numbered from 1 (Step.number)
+            at = f"step {self.step + 1}, line {self.line}" if self.step is not None else f"line {self.line}"
             lines.append(f"  Changed at {at}: {self.code}")
         lines.append(f"  Fix: {self.fix}")
         lines.append(f"  ({self.error_type}: {self.message.splitlines()[0] if self.message else ''})")

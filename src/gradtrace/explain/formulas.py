@@ -10,8 +10,10 @@ and where the rule comes from. :func:`fill_in` writes the rule again with a
 node's own numbers, e.g. for ``PowBackward0`` at self = 42, exponent = 2 and an
 incoming gradient of 1: ``1 · (2 · 42) = 84``.
 
-The figures are computed by torch, in the gradient's dtype and in the order
-PyTorch's own backward formula uses, so they match ``.grad`` to the last bit.
+The figures are computed with plain Python numbers (no torch), rounded to the
+gradient's dtype after each operation and in the order PyTorch's own backward
+formula uses (:mod:`._arith`, :mod:`._kernels`); given the gradients the tracer
+recorded, every figure shown is PyTorch's own.
 A node without an entry gets "no formula recorded for <name>", never a guess.
 """
 
@@ -23,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import NodeInfo
+from . import _kernels as K
+from ._arith import Arr, agree, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
-from ._numbers import dtype_name, fmt_power, fmt_values, have_torch
+from ._numbers import MAX_ELEMENTS, fmt_power, fmt_values
 
 Tensor = Any
 GradFn = Callable[[Env], Tensor]
@@ -79,6 +83,8 @@ class FilledPart:
     expr: str
     values: Any
     dtype: str
+    #: whether ``values`` are PyTorch's to the last bit (exact arithmetic, or the recorded gradient it agrees with)
+    exact: bool = True
 
     @property
     def result(self) -> str:
@@ -210,23 +216,14 @@ _add("PowBackward0", "out = self ** exponent (exponent a number)", "power rule",
 
 
 def _pow1_self(e: Env) -> Tensor:
-    import torch
-
     exponent = e.saved("exponent")
-    return torch.where(exponent == 0.0, torch.zeros((), dtype=e.g.dtype),
-                       e.g * (exponent * torch.pow(e.saved("self"), exponent - 1)))
-
-
-def _pow_exponent(e: Env, base_log: Tensor) -> Tensor:
-    return e.g * base_log
+    return where(exponent == 0.0, 0, e.g * (exponent * e.saved("self").pow(exponent - 1)))
 
 
 def _pow1_exponent(e: Env) -> Tensor:
-    import torch
-
     base, exponent = e.saved("self"), e.saved("exponent")
     cond = (base == 0) & (exponent >= 0)
-    return e.g * torch.where(cond, torch.zeros((), dtype=e.g.dtype), e.saved("result") * base.log())
+    return e.g * where(cond, 0, e.saved("result") * base.log())
 
 
 _add("PowBackward1", "out = self ** exponent (both tensors)",
@@ -238,14 +235,12 @@ _add("PowBackward1", "out = self ** exponent (both tensors)",
 
 
 def _pow2_exponent(e: Env) -> Tensor:
-    import torch
-
     base = float(e.attr("self"))
     result = e.saved("result")
     if base == 0:
         exponent = e.saved("exponent")
-        return e.g * torch.where(exponent >= 0, torch.zeros((), dtype=e.g.dtype), result * math.log(base))
-    return e.g * (result * math.log(base))
+        return e.g * where(exponent >= 0, 0, result * -math.inf)
+    return _inexact(e.g * (result * math.log(base)))
 
 
 _add("PowBackward2", "out = self ** exponent (self a number, as in 2 ** x)",
@@ -259,7 +254,7 @@ _add("ExpBackward0", "out = exp(self)", "exp is its own derivative",
       lambda e: f"{e.fg} · {e.fs('result')}"))
 _add("Exp2Backward0", "out = 2^self", "exponential rule: d(2ˣ)/dx = 2ˣ · ln 2",
      ("self", "∂out/∂self = out · ln 2", "grad · out · ln 2",
-      lambda e: e.g * e.saved("result") * math.log(2.0),
+      lambda e: _inexact(e.g * e.saved("result") * math.log(2.0)),
       lambda e: f"{e.fg} · {e.fs('result')} · ln 2"))
 _add("LogBackward0", "out = ln(self)", "d(ln x)/dx = 1/x",
      ("self", "∂out/∂self = 1 / self", "grad / self", lambda e: e.g.div(e.saved("self")),
@@ -282,23 +277,23 @@ _add("AtanBackward0", "out = atan(self)", "d(atan x)/dx = 1/(1 + x²)",
       lambda e: f"{e.fg} / ({e.fs('self')} · {e.fs('self')} + 1)"))
 _add("TanhBackward0", "out = tanh(self)", "d(tanh x)/dx = 1 − tanh² x",
      ("self", "∂out/∂self = 1 − out²", "grad · (1 − out²)",
-      lambda e: _aten().tanh_backward(e.g, e.saved("result")),
+      lambda e: K.tanh_backward(e.g, e.saved("result")),
       lambda e: f"{e.fg} · (1 − {fmt_power(e.fs('result'), 2)})"))
 _add("SigmoidBackward0", "out = σ(self) = 1 / (1 + e^(−self))", "d σ(x)/dx = σ(x) · (1 − σ(x))",
      ("self", "∂out/∂self = out · (1 − out)", "grad · (1 − out) · out",
-      lambda e: _aten().sigmoid_backward(e.g, e.saved("result")),
+      lambda e: K.sigmoid_backward(e.g, e.saved("result")),
       lambda e: f"{e.fg} · (1 − {e.fs('result')}) · {e.fs('result')}"))
 _add("SqrtBackward0", "out = √self", "power rule with exponent ½: 1/(2√x)",
      ("self", "∂out/∂self = 1 / (2 · out)", "grad / (2 · out)", lambda e: e.g / (2 * e.saved("result")),
       lambda e: f"{e.fg} / (2 · {e.fs('result')})"))
 _add("ReluBackward0", "out = max(self, 0)", "relu passes the gradient where its output is positive, else 0",
      ("self", "∂out/∂self = 1 if out > 0 else 0", "grad where out > 0, else 0",
-      lambda e: _aten().threshold_backward(e.g, e.saved("result"), 0),
+      lambda e: K.threshold_backward(e.g, e.saved("result"), 0),
       lambda e: f"{e.fg} where {e.fs('result')} > 0"))
 _add("LeakyReluBackward0", "out = self if self > 0 else slope · self",
      "piecewise linear: slope 1 or negative_slope",
      ("self", "∂out/∂self = 1 if self > 0 else negative_slope", "grad · (1 or negative_slope)",
-      lambda e: _aten().leaky_relu_backward(e.g, e.saved("self"), e.attr("negative_slope"), False),
+      lambda e: K.leaky_relu_backward(e.g, e.saved("self"), e.attr("negative_slope")),
       lambda e: f"{e.fg} · (1 where {e.fs('self')} > 0, else {e.fa('negative_slope')})"))
 _add("AbsBackward0", "out = |self|", "d|x|/dx = sign(x) (0 at 0)",
      ("self", "∂out/∂self = sign(self)", "grad · sign(self)", lambda e: e.g * e.saved("self").sgn(),
@@ -306,16 +301,14 @@ _add("AbsBackward0", "out = |self|", "d|x|/dx = sign(x) (0 at 0)",
 
 
 def _clamp(e: Env) -> Tensor:
-    import torch
-
     x = e.saved("self")
     lo, hi = e.attr("min"), e.attr("max")
-    keep = torch.ones_like(x, dtype=torch.bool)
+    keep = Arr.full(x.shape, True, "bool")
     if lo is not None:
         keep = keep & (x >= lo)
     if hi is not None:
         keep = keep & (x <= hi)
-    return torch.where(keep, e.g, torch.zeros((), dtype=e.g.dtype))
+    return where(keep, e.g, 0)
 
 
 _add("ClampBackward1", "out = clamp(self, min, max)", "1 inside [min, max], 0 where the value was clipped",
@@ -327,10 +320,8 @@ _add("ClampMinBackward0", "out = max(self, min)", "1 where self ≥ min, 0 where
 
 
 def _extreme(e: Env, lose: str) -> Tensor:
-    import torch
-
     x, y = e.saved("self"), e.saved("other")
-    shared = torch.where(x == y, e.g / 2, e.g)
+    shared = where(x == y, e.g / 2, e.g)
     mask = {"self>": x > y, "self<": x < y}[f"self{lose}"]
     return shared.masked_fill(mask, 0)
 
@@ -379,16 +370,13 @@ _add("WhereBackward0", "out = where(condition, self, other)",
 
 
 def _where(e: Env, take_self: bool) -> Tensor:
-    import torch
-
-    cond, zero = e.saved("condition").bool(), torch.zeros((), dtype=e.g.dtype)
-    return torch.where(cond, e.g, zero) if take_self else torch.where(cond, zero, e.g)
+    cond = e.saved("condition").as_bool()
+    return where(cond, e.g, 0) if take_self else where(cond, 0, e.g)
 
 
-def _aten() -> Any:
-    import torch
-
-    return torch.ops.aten
+def _inexact(a: Arr) -> Arr:
+    a.exact = False
+    return a
 
 
 # ---- linear algebra --------------------------------------------------------------
@@ -481,12 +469,10 @@ _add("MeanBackward1", "out = (Σ self along dim) / n", "sum rule and constant fa
 
 
 def _max_dim(e: Env) -> Tensor:
-    import torch
-
     g, idx = e.g, e.saved("indices")
     if not e.attr("keepdim", False):
         g, idx = g.unsqueeze(e.attr("dim")), idx.unsqueeze(e.attr("dim"))
-    return torch.zeros(e.sizes(), dtype=e.g.dtype).scatter(e.attr("dim"), idx, g)
+    return zeros(e.sizes(), e.g.dtype).scatter(e.attr("dim"), idx, g)
 
 
 _add("MaxBackward0", "values, indices = max(self, dim)", "only the selected element moves each maximum",
@@ -500,11 +486,11 @@ _add("MinBackward0", "values, indices = min(self, dim)", "only the selected elem
 
 
 def _select(e: Env) -> Tensor:
-    return _aten().select_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("index"))
+    return K.select_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("index"))
 
 
 def _slice(e: Env) -> Tensor:
-    return _aten().slice_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("start"), e.attr("end"),
+    return K.slice_backward(e.g, list(e.sizes()), e.attr("dim"), e.attr("start"), e.attr("end"),
                                   e.attr("step"))
 
 
@@ -516,10 +502,7 @@ def _indices(e: Env) -> list[Tensor]:
 
 
 def _index(e: Env) -> Tensor:
-    import torch
-
-    zeros = torch.zeros(e.sizes(), dtype=e.g.dtype)
-    return zeros.index_put(tuple(_indices(e)), e.g, accumulate=True)
+    return zeros(e.sizes(), e.g.dtype).index_put_accumulate(_indices(e), e.g)
 
 
 _add("SelectBackward0", "out = self[index] (one position along dim)",
@@ -613,11 +596,11 @@ _add("StackBackward0", "out = stack(tensors, dim)", "each input gets back its ow
 
 
 def _softmax(e: Env) -> Tensor:
-    return _aten()._softmax_backward_data(e.g, e.saved("result"), e.attr("dim"), e.g.dtype)
+    return K.softmax_backward(e.g, e.saved("result"), e.attr("dim"))
 
 
 def _log_softmax(e: Env) -> Tensor:
-    return _aten()._log_softmax_backward_data(e.g, e.saved("result"), e.attr("dim"), e.g.dtype)
+    return K.log_softmax_backward(e.g, e.saved("result"), e.attr("dim"))
 
 
 _add("SoftmaxBackward0", "out_i = e^(self_i) / Σ_j e^(self_j)",
@@ -632,7 +615,7 @@ _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
 def _mse(e: Env, first: str, second: str) -> Tensor:
-    return _aten().mse_loss_backward(e.g, e.saved(first), e.saved(second), e.attr("reduction", 1))
+    return K.mse_loss_backward(e.g, e.saved(first), e.saved(second), e.attr("reduction", 1))
 
 
 def _mse_text(e: Env, first: str, second: str) -> str:
@@ -650,7 +633,7 @@ _add("MseLossBackward0", "out = mean((self − target)²) (reduction='mean')",
 
 def _nll(e: Env) -> Tensor:
     weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
-    return _aten().nll_loss_backward(e.g, e.saved("self"), e.saved("target"), weight,
+    return K.nll_loss_backward(e.g, e.saved("self"), e.saved("target"), weight,
                                      e.attr("reduction", 1), e.attr("ignore_index", -100),
                                      e.saved("total_weight"))
 
@@ -668,7 +651,7 @@ def _bce_text(e: Env) -> str:
 
 def _bce(e: Env) -> Tensor:
     weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
-    return _aten().binary_cross_entropy_backward(e.g, e.saved("self"), e.saved("target"), weight,
+    return K.binary_cross_entropy_backward(e.g, e.saved("self"), e.saved("target"), weight,
                                                  e.attr("reduction", 1))
 
 
@@ -678,12 +661,12 @@ _add("BinaryCrossEntropyBackward0", "out = −mean(t · ln p + (1 − t) · ln(1
       _bce, _bce_text))
 _add("GeluBackward0", "out = self · Φ(self)", "product rule with the normal CDF Φ",
      ("self", "∂out/∂self = Φ(self) + self · φ(self)", "grad · (Φ(self) + self · φ(self))",
-      lambda e: _aten().gelu_backward(e.g, e.saved("self"), approximate=e.attr("approximate", "none")),
+      lambda e: K.gelu_backward(e.g, e.saved("self"), e.attr("approximate", "none")),
       lambda e: f"{e.fg} · (Φ({e.fs('self')}) + {e.fs('self')} · φ({e.fs('self')}))"))
 _add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta",
      "chain rule: the derivative is σ(beta · self)",
      ("self", "∂out/∂self = σ(beta · self)", "grad · σ(beta · self)",
-      lambda e: _aten().softplus_backward(e.g, e.saved("self"), e.attr("beta", 1), e.attr("threshold", 20)),
+      lambda e: K.softplus_backward(e.g, e.saved("self"), e.attr("beta", 1), e.attr("threshold", 20)),
       lambda e: f"{e.fg} · σ({e.fa('beta')} · {e.fs('self')})"))
 
 # ---- nodes without a formula of their own ------------------------------------------
@@ -734,45 +717,49 @@ def _rule_index(formula: Formula, index: int) -> int | None:
     return index if index < len(formula.rules) else None
 
 
-def _grad_tensor(grad: Any, dtype: str) -> Any:
-    if hasattr(grad, "detach"):
-        return grad.detach()
-    from ._numbers import to_tensor
-
-    t = to_tensor(grad, dtype)
-    return t if t.is_floating_point() else t.to(to_tensor(0.0, dtype).dtype)
+def _grad_values(grad: Any, dtype: str) -> Arr:
+    """The incoming gradient as an array: plain values in ``dtype``, or anything with ``tolist()`` and ``dtype``."""
+    if isinstance(grad, Arr):
+        return grad
+    if hasattr(grad, "tolist") and hasattr(grad, "dtype"):
+        dtype, grad = dtype_of(str(grad.dtype)), grad.tolist()
+    arr = Arr.of(grad, dtype)
+    return arr if arr.is_floating_point() else arr.to(dtype_of(dtype) if is_float(dtype_of(dtype)) else "float32")
 
 
 def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
-            input_shapes: tuple[tuple[int, ...] | None, ...] | None = None) -> Filled:
+            input_shapes: tuple[tuple[int, ...] | None, ...] | None = None,
+            sent: tuple[Any, ...] | None = None) -> Filled:
     """Write ``node``'s rule with its own numbers and the incoming ``grad``.
 
-    ``grad`` is a tensor or plain values (a number or nested lists) in
-    ``dtype``. ``input_shapes`` (the shapes of the node's inputs, in
-    ``next_functions`` order) lets broadcast gradients be summed back, and is
-    needed by ``cat``. Only inputs that are connected (``node.inputs[i]`` not
-    ``None``) are filled in. Returns a :class:`Filled` whose ``note`` says what
-    could not be filled in and why.
+    ``grad`` is plain values (a number or nested lists) in ``dtype``. ``input_shapes``
+    (the shapes of the node's inputs, in ``next_functions`` order) lets broadcast
+    gradients be summed back, and is needed by ``cat``. Only inputs that are connected
+    (``node.inputs[i]`` not ``None``) are filled in. Returns a :class:`Filled` whose
+    ``note`` says what could not be filled in and why.
+
+    The arithmetic is done on plain Python numbers, rounded to ``dtype`` after each
+    operation (see :mod:`._arith`). ``sent``, the gradients the tracer recorded leaving
+    the node (values, in input order), makes each figure PyTorch's own wherever the
+    formula gives it: bit for bit for +, −, ×, ÷, within a few units in the last place
+    where the arithmetic takes exp, cos or a sum whose order PyTorch chooses.
     """
     formula = formula_for(node.name)
     if formula is None:
         return Filled(node.id, node.name, False, note=f"no formula recorded for {node.name}")
-    if not have_torch():
-        return Filled(node.id, node.name, True, note="torch is not installed here: the figures are the recorded "
-                      "ones, without the arithmetic that makes them")
     if "complex" in dtype or _has_complex(grad) or any(_has_complex(sv.value.values) for sv in node.saved
                                                         if sv.value is not None):
         return Filled(node.id, node.name, True, note="the rules above are written for real numbers; with complex "
                       "numbers PyTorch multiplies by conjugates (Wirtinger calculus), so the figures shown are the "
                       "ones it computed, not filled in")
     try:
-        env = Env(node, _grad_tensor(grad, dtype), dtype, input_shapes)
+        env = Env(node, _grad_values(grad, dtype), dtype_of(dtype), input_shapes)
     except (ValueError, TypeError) as exc:
         return Filled(node.id, node.name, True, note=f"the incoming gradient could not be read: {exc}")
     if formula.name == ACCUMULATE_GRAD:
-        return _fill_parts(formula, env, node, [0])
+        return _fill_parts(formula, env, node, [0], sent)
     wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
-    return _fill_parts(formula, env, node, wanted)
+    return _fill_parts(formula, env, node, wanted, sent)
 
 
 def _has_complex(values: Any) -> bool:
@@ -780,10 +767,11 @@ def _has_complex(values: Any) -> bool:
         return True
     if isinstance(values, (list, tuple)):
         return any(_has_complex(v) for v in values)
-    return bool(hasattr(values, "is_complex") and values.is_complex())
+    return "complex" in str(getattr(values, "dtype", ""))
 
 
-def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int]) -> Filled:
+def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int],
+                sent: tuple[Any, ...] | None) -> Filled:
     parts: list[FilledPart] = []
     notes: list[str] = []
     for index in wanted:
@@ -793,7 +781,7 @@ def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int]) -
             continue
         rule = formula.rules[ri]
         try:
-            part = _fill_one(formula, rule, env, index)
+            part = _fill_one(formula, rule, env, index, None if sent is None or index >= len(sent) else sent[index])
         except Unavailable as exc:
             notes.append(f"grad_{rule.input}: {exc}")
             continue
@@ -805,7 +793,7 @@ def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int]) -
     return Filled(node.id, node.name, True, tuple(parts), "; ".join(notes) or None)
 
 
-def _fill_one(formula: Formula, rule: Rule, env: Env, index: int) -> FilledPart:
+def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any) -> FilledPart:
     if rule.input == "tensors[i]":
         many = _cat_part if formula.name == "CatBackward0" else _stack_part
         value = many(env, index)
@@ -817,6 +805,9 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int) -> FilledPart:
         expr = formula.exprs[rule.input](env)
         label = rule.input
     value = _sum_to(env, value, index)
-    if value.numel() > 16:
+    if value.numel() > MAX_ELEMENTS:
         raise Unavailable(f"the {tuple(value.shape)} result is too large to write out")
-    return FilledPart(label, index, rule.local, expr, value.tolist(), dtype_name(value.dtype))
+    values, exact = value.tolist(), value.exact or not value.is_floating_point()
+    if recorded is not None and agree(value, recorded):
+        values, exact = recorded, True  # the formula gives PyTorch's figure: show PyTorch's own
+    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact)

@@ -7,14 +7,16 @@ by node in the order the engine ran them, the gradient that entered and the
 gradients that left (``Backward.flow``). This module writes each node's share
 with its own numbers (the rule filled in by :mod:`.formulas`), the sums where
 paths meet, and what lands in each leaf's ``.grad``. Every figure shown is
-PyTorch's own: the filled-in arithmetic is computed with torch in the tensor's
-dtype and, where it cannot be, the recorded gradient is shown as it is.
+PyTorch's own, as the tracer recorded it: the filled-in arithmetic is redone with
+plain numbers only to check that the formula gives it (see :mod:`.formulas`); where
+it cannot be, the recorded gradient is shown as it is.
 """
 
 from __future__ import annotations
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import fmt_values, have_torch, same_values
+from ._arith import Arr
+from ._numbers import fmt_values, same_values
 from .formulas import fill_in
 from .walkthrough import _Builder
 
@@ -86,14 +88,10 @@ def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summar
         return ""
     if len(parts) == 1:
         sent: object = parts[0].values
-    elif not have_torch():
-        return ""
-    else:
-        from ._numbers import to_tensor  # the sum as PyTorch adds it, in the dtype
-
-        total = to_tensor(parts[0].values, dtype)
+    else:  # the sum as the engine adds it: one addition at a time, rounded to the dtype
+        total = Arr.of(parts[0].values, dtype)
         for p in parts[1:]:
-            total = total + to_tensor(p.values, dtype)
+            total = total + Arr.of(p.values, dtype)
         sent = total.tolist()
     if _same(sent, got.values):
         return ""
@@ -120,7 +118,8 @@ def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
 
 def _sends(node: NodeInfo, flow: Flow, dtype: str) -> list[str]:
     grad = flow.grad_in[0] if flow.grad_in else None
-    filled = fill_in(node, grad.values, dtype) if grad is not None and grad.values is not None else None
+    sent = tuple(None if s is None else s.values for s in flow.grad_out)
+    filled = fill_in(node, grad.values, dtype, sent=sent) if grad is not None and grad.values is not None else None
     out = []
     for i, edge in enumerate(node.inputs):
         if edge is None:

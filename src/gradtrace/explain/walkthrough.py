@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
-from ._numbers import MAX_ELEMENTS, fmt_values, have_torch, same_values, to_tensor
+from ._arith import Arr
+from ._numbers import MAX_ELEMENTS, fmt_values, same_values
 from .formulas import Filled, fill_in, formula_for
 
 
@@ -160,13 +161,12 @@ def walkthrough(root: Any, gradient: Any = None, retain_graph: bool = False, inp
 # --------------------------------------------------------------------------- building
 
 
-def _sum_parts(parts: Sequence[GradValue]) -> Any:
-    """The parts added in the order the engine added them, in their dtype, with torch (None without it)."""
-    if not have_torch():
-        return None
+def _sum_parts(parts: Sequence[GradValue]) -> Arr | None:
+    """The parts added one by one in the order the engine added them, rounded to their dtype as PyTorch
+    rounds each addition (the engine adds the gradients that meet at a node one at a time)."""
     total = None
     for p in parts:
-        t = to_tensor(p.values, p.dtype, p.shape)
+        t = Arr.of(p.values, p.dtype, p.shape)
         total = t if total is None else total + t
     return total
 
@@ -281,7 +281,8 @@ class _Builder:
         if g is not None and g.values is not None:
             shapes = tuple(_shape_of(s) for s in f.grad_out)
             node = self.step.nodes[f.node]
-            filled = fill_in(node, g.values, g.dtype, shapes)
+            sent = tuple(None if s is None else s.values for s in f.grad_out)
+            filled = fill_in(node, g.values, g.dtype, shapes, sent)
         self.filled[f.node] = filled
         return filled
 

@@ -10,10 +10,11 @@ widget's), which mounts the film, so the page steps with no kernel and no
 network. Until (or unless) the script runs, for example in an untrusted
 notebook, the last step's picture and its text twin show instead.
 
-The module and the CSS travel gzip-compressed in base64 (about a third of their
-size, so a lesson's stepper stays small in the saved notebook); a short inline
-module unpacks them with the browser's ``DecompressionStream`` and loads the
-stepper once per page (keyed by its digest), then mounts every film on the page.
+The module, the CSS and the film travel gzip-compressed in base64 (a quarter to a
+third of their size, so a lesson's stepper stays small in the saved notebook); a
+short inline module unpacks the CSS and the module with the browser's
+``DecompressionStream`` and loads the stepper once per page (keyed by its digest),
+whose ``boot()`` unpacks each film (a JSON string, see :func:`film_of`) and mounts it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..render.html import film_json, film_script
 from ..render.svg import LayoutError, svg_inline
 from . import assets
 
-__all__ = ["embed_html", "script_json"]
+__all__ = ["embed_html", "script_json", "film_of"]
 
 #: JSON that is safe inside ``<script type="application/json">`` (the one helper, shared with the page).
 script_json = film_json
@@ -53,7 +54,6 @@ def _static(trace: Trace) -> str:
             f"to step through it).</p><div style='background:#fff;display:inline-block'>{picture}</div>")
 
 
-@functools.cache
 def packed(text: str) -> str:
     """``text`` gzip-compressed (deterministic: no time stamp) and base64-encoded."""
     return base64.b64encode(gzip.compress(text.encode("utf-8"), 9, mtime=0)).decode("ascii")
@@ -62,7 +62,7 @@ def packed(text: str) -> str:
 @functools.cache
 def loader() -> str:
     """The inline module that unpacks the stepper's CSS and code and mounts the page's films."""
-    js, css = assets.stepper_js(), assets.widget_css()
+    js, css = assets.stepper_js(), assets.widget_css()  # cached: packed once per process
     key = "gradtrace-" + hashlib.sha1((js + css).encode("utf-8")).hexdigest()[:12]
     return f"""<script type='module'>
 const key = {json.dumps(key)};
@@ -86,7 +86,7 @@ def embed_html(trace: Trace, film: dict[str, Any] | None = None) -> str:
         from ..render.film import film as make_film
 
         film = make_film(trace)
-    data = film_json(film)
+    data = json.dumps(packed(film_json(film)))  # a JSON string: the film's JSON, gzip + base64 (see boot())
     digest = hashlib.sha1(data.encode("utf-8")).hexdigest()[:10]
     uid = f"gt-embed-{digest}-{next(_counter)}"
     return (
@@ -94,3 +94,16 @@ def embed_html(trace: Trace, film: dict[str, Any] | None = None) -> str:
         f"{film_script(data, uid, host='notebook')}\n"
         f"{loader()}\n"
     )
+
+
+def film_of(fragment: str) -> dict[str, Any]:
+    """The film an :func:`embed_html` fragment carries (unpacked), e.g. to check a saved notebook."""
+    import re
+
+    found = re.search(r"<script type=[\"']application/json[\"'][^>]*data-gt-film=[^>]*>(.*?)</script>", fragment, re.S)
+    if found is None:
+        raise ValueError("no film in this fragment")
+    data = json.loads(found[1])
+    if isinstance(data, str):
+        data = json.loads(gzip.decompress(base64.b64decode(data)).decode("utf-8"))
+    return dict(data)

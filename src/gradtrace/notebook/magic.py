@@ -267,5 +267,8 @@ def _show_safely(show: Any, trace: Trace) -> None:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext gradtrace``: register ``%%gradtrace``."""
+    """``%load_ext gradtrace``: register ``%%gradtrace``, and quizzes' answer boxes (see :mod:`.quizbox`)."""
+    from .quizbox import register
+
     ipython.register_magics(GradtraceMagics)
+    register(ipython)

@@ -32,7 +32,7 @@ _PICTURE = "background:#fff;border-radius:6px;padding:6px;overflow:auto;max-widt
 def _line(step: Step) -> str:
     frame = "" if step.frame in ("", "<module>") else f" in {clean(step.frame)}"
     code = html.escape(clean(step.code))
-    return f"<div><b>step {step.index}</b> · line {step.lineno}{html.escape(frame)}: <code>{code}</code></div>"
+    return f"<div><b>step {step.number}</b> · line {step.lineno}{html.escape(frame)}: <code>{code}</code></div>"
 
 
 def _events(step: Step) -> str:

@@ -384,7 +384,7 @@ def step_dot(
     ``mat2_sym_sizes`` and the like) to its box; they are always in the details.
     """
     sc = scene(step, names=names, show_attrs=show_attrs, show_saved=show_saved)
-    head = f"step {step.index}, line {step.lineno}: {step.code}" if title else None
+    head = f"step {step.number}, line {step.lineno}: {step.code}" if title else None
     return scene_dot(sc, rankdir=rankdir, title=head, legend=legend)
 
 

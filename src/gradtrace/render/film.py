@@ -26,6 +26,12 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
          "texts": {dom id: index into "rows"}}
       ],
       "details": [{...}, ...],      # distinct object details, stored once (node attributes live here)
+      "views": [                    # a folded film's pictures with one folded box opened, stored once
+        {"sheet": int,              #   in "sheets" (after the steps' own sheets)
+         "frame": int,              #   in "frames"
+         "label": str,              #   what was unfolded: "model.layer1.0 (6 nodes, 73,984 params)"
+         "details": {dom id: index into "details"}}
+      ],
       "steps": [
         {"index": int, "lineno": int, "code": str, "sheet": int, "frame": index into "frames",
          "events": [sentence, ...],       # what the step did (an error is not repeated here)
@@ -44,7 +50,8 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
             "edges": {edge dom id: str},  #   the gradient sent along each arrow ("5292")
             "grads": {tensor dom id: str}}  # the .grad it filled in ("5376")
          ],
-         "details": {dom id: index into "details"}}
+         "details": {dom id: index into "details"},
+         "unfold": {dom id: index into "views"}}  # the folded boxes (gt-m-folded) that open at this step
       ],
       "backward": [{"step": i, "before": j,       # positions in "steps": a backward() and the step before it
                     "diff": {"freed": [dom id, ...],        # nodes (and saved-value arrows) it freed
@@ -58,6 +65,13 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
       "error": sentence or null, "error_step": position in "steps" of the step that raised, or null,
       "steps_unrecorded": int
     }
+
+A folded film draws modules and repeated runs as single boxes; each of them
+opens at a step where ``unfold`` maps it to a view: that step's picture with
+the box unfolded (the rest folded as before, at most :data:`FILM_MAX_NODES`
+boxes), laid out ahead of time so the page steps with no kernel. Views whose
+sheets would make the page more than about 1.5 times its folded size are left
+out (see :data:`VIEW_BYTES`).
 
 Version 2 added ``prediction``, ``explanation``, ``culprits``, ``flow``,
 ``backward[].diff``, ``lines``, ``error_step`` and the marks' ``dark``, ``glyph``
@@ -76,16 +90,17 @@ with every learner-provided string as plain text (the front end shows it with
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import replace
+import os
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .._gc import paused_gc
 from ..model import FREED, Backward, Error, NodeInfo, Prediction, Step, TensorInfo, Trace
 from .backward import diff, flow
-from .dot import FILL, LEGEND, LINES, MARKS, box_classes, scene_dot
-from .fold import block_box, block_links, fold, note_box
-from .scene import Box, Link, Row, Scene, scene
+from .dot import FILL, LEGEND, LINES, MARKS, box_classes, box_dot, quote, scene_dot
+from .fold import Folded, block_box, block_links, fold, note_box, unfold
+from .scene import Box, BoxMemo, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
 from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
@@ -120,22 +135,87 @@ class Film(dict[str, Any]):
         return {"text/plain": repr(self), "text/html": frame}
 
 
-#: A row's identity: its JSON text with sorted keys (one encoder built once: json.dumps with
-#: options builds a new one per call)
-_row_key = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False).encode
-
-
 class _Table:
+    """Rows stored once. ``key`` is a hashable twin of the row: equal keys exactly when the rows are equal."""
+
     def __init__(self) -> None:
         self.rows: list[Any] = []
-        self._index: dict[str, int] = {}
+        self._index: dict[Hashable, int] = {}
 
-    def ref(self, row: Any) -> int:
-        key = _row_key(row)
-        if key not in self._index:
-            self._index[key] = len(self.rows)
+    def ref(self, row: Any, key: Hashable) -> int:
+        at = self._index.get(key)
+        if at is None:
+            at = self._index[key] = len(self.rows)
             self.rows.append(row)
-        return self._index[key]
+        return at
+
+
+class _Memo:
+    """What one film has already made, so that each distinct box, frame and detail is made once.
+
+    Steps share the records of objects they did not change, so the scenes of a long loop
+    hand back the same :class:`Box` objects again and again (see :class:`BoxMemo`); their
+    classes, rows and renamed copies are worked out once per box. Every cache holds the
+    objects whose ``id()`` is in its keys, so no id is reused while the film is made.
+    """
+
+    def __init__(self) -> None:
+        self.boxes = BoxMemo()
+        self.rows, self.frames, self.details = _Table(), _Table(), _Table()
+        self._drawn: dict[int, tuple[Box, str, int]] = {}
+        self._renamed: dict[tuple[int, str], tuple[Box, Box]] = {}
+        self._detail: dict[tuple[Hashable, ...], tuple[object, int]] = {}
+        self._edges: dict[int, tuple[Link, str]] = {}
+        self.dot_bytes = self.svg_bytes = 0
+
+    def drawn(self, box: Box) -> tuple[str, int]:
+        """The box's classes and its rows' index in ``rows``."""
+        hit = self._drawn.get(id(box))
+        if hit is None:
+            rows = [[r.text, r.cls] for r in box.rows]
+            ref = self.rows.ref(rows, tuple((r.text, r.cls) for r in box.rows))
+            hit = self._drawn[id(box)] = (box, box_classes(box), ref)
+        return hit[1], hit[2]
+
+    def layout(self, dot: str) -> str:
+        """The SVG of ``dot`` for a sheet (counting the bytes in and out)."""
+        return self.layouts([dot])[0]
+
+    def layouts(self, dots: list[str]) -> list[str]:
+        """The SVGs of ``dots``, in order; several layouts run side by side, one ``dot`` process per core."""
+        workers = min(LAYOUT_WORKERS, os.cpu_count() or 1, len(dots))
+        if workers <= 1:
+            svgs = [svg_inline(dot_to_svg(d)) for d in dots]
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                svgs = list(pool.map(lambda d: svg_inline(dot_to_svg(d)), dots))
+        self.dot_bytes += sum(len(d) for d in dots)
+        self.svg_bytes += sum(len(x) for x in svgs)
+        return svgs
+
+    def edge_classes(self, link: Link) -> str:
+        hit = self._edges.get(id(link))
+        if hit is None:
+            classes = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
+            hit = self._edges[id(link)] = (link, classes)
+        return hit[1]
+
+    def renamed(self, box: Box, key: str) -> Box:
+        hit = self._renamed.get((id(box), key))
+        if hit is None:
+            new = box if box.key == key else Box(key, box.group, box.kind, box.rows, box.marks, box.label)
+            hit = self._renamed[(id(box), key)] = (box, new)
+        return hit[1]
+
+    def detail(self, key: tuple[Hashable, ...], record: object, make: Callable[..., dict[str, Any]],
+               *args: Any) -> int:
+        """The index in ``details`` of the detail ``make(*args)`` builds; ``key`` says everything it depends on."""
+        hit = self._detail.get(key)
+        if hit is None:
+            d = make(*args)
+            ref = self.details.ref(d, (d["type"], d["id"], d["title"], tuple(tuple(f) for f in d["fields"])))
+            hit = self._detail[key] = (record, ref)
+        return hit[1]
 
 
 def _name_keys(trace: Trace) -> dict[str, str]:
@@ -146,7 +226,7 @@ def _name_keys(trace: Trace) -> dict[str, str]:
     return keys
 
 
-def film_scenes(trace: Trace, show_attrs: bool = False) -> list[Scene]:
+def film_scenes(trace: Trace, show_attrs: bool = False, memo: BoxMemo | None = None) -> list[Scene]:
     """One scene per step, with name boxes keyed the same way in every step.
 
     When any step holds more than :data:`FILM_MAX_NODES` objects, every step
@@ -154,11 +234,21 @@ def film_scenes(trace: Trace, show_attrs: bool = False) -> list[Scene]:
     needed), so each layout stays small and a block keeps its place while its
     count grows from step to step.
     """
+    return _scenes(trace, show_attrs, BoxMemo() if memo is None else memo)[0]
+
+
+def _scenes(trace: Trace, show_attrs: bool, memo: BoxMemo) -> tuple[list[Scene], list[Folded] | None]:
+    """The scenes of :func:`film_scenes` and, for a folded film, each step's fold plan."""
     keys = _name_keys(trace)
     if not _is_big(trace):
-        return [scene(step, name_keys=keys, show_attrs=show_attrs) for step in trace.steps]
-    return [_folded_scene(step, keys, show_attrs) for step in trace.steps]
+        return [scene(step, name_keys=keys, show_attrs=show_attrs, memo=memo) for step in trace.steps], None
+    plans = [fold(step, max_nodes=FILM_MAX_NODES) for step in trace.steps]
+    pairs = zip(trace.steps, plans, strict=True)
+    return [_folded_scene(step, plan, keys, show_attrs, memo) for step, plan in pairs], plans
 
+
+#: Layouts of a film's sheets that run at once (one ``dot`` process each, at most one per core).
+LAYOUT_WORKERS = 4
 
 #: A film is drawn folded once a step holds more objects than this (a stepper panel is small).
 FILM_MAX_NODES = 80
@@ -168,19 +258,27 @@ def _is_big(trace: Trace) -> bool:
     return any(len(s.tensors) + len(s.nodes) > FILM_MAX_NODES for s in trace.steps)
 
 
-def _folded_scene(step: Step, keys: dict[str, str], show_attrs: bool = False) -> Scene:
-    plan = fold(step, max_nodes=FILM_MAX_NODES)
-    sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs)
+#: The last row of a folded picture's note: how to open a block.
+UNFOLD_HINT = "Click a folded box (or Tab to it, Enter) to unfold it; Esc folds it again."
+
+
+def _folded_scene(step: Step, plan: Folded, keys: dict[str, str], show_attrs: bool, memo: BoxMemo,
+                  hint: bool = True) -> Scene:
+    sc = scene(plan.step, name_keys=keys, show_attrs=show_attrs, memo=memo)
     extra = [block_box(b) for b in plan.blocks]
     note = note_box(plan)
     if note is not None:
+        if hint and plan.blocks:
+            note = Box(note.key, note.group, note.kind, (*note.rows, Row(UNFOLD_HINT)), note.marks, note.label)
         extra.append(note)
     return Scene(sc.boxes + tuple(extra), sc.links + tuple(block_links(step, plan)), sc.names)
 
 
-def _widest(boxes: list[Box]) -> Box:
-    """The box laid out for the film: each row holds the longest text it ever shows."""
-    last = boxes[-1]
+def _widest(boxes: list[Box], last: Box) -> Box:
+    """The box laid out for the film: each row holds the longest text it ever shows.
+
+    ``boxes`` are the distinct boxes in order of first appearance, ``last`` the last one shown.
+    """
     width = max(len(b.rows) for b in boxes)
     rows = []
     for i in range(width):
@@ -191,16 +289,20 @@ def _widest(boxes: list[Box]) -> Box:
 
 def union(scenes: list[Scene]) -> Scene:
     """Every box and arrow of every scene, in order of first appearance."""
-    boxes: dict[str, list[Box]] = {}
+    boxes: dict[str, dict[int, Box]] = {}  # the distinct boxes (a memo hands back the same object) by key
+    last: dict[str, Box] = {}
     links: dict[str, Link] = {}
     for sc in scenes:
         for box in sc.boxes:
-            boxes.setdefault(box.key, []).append(box)
+            boxes.setdefault(box.key, {}).setdefault(id(box), box)
+            last[box.key] = box
         for link in sc.links:
-            links.setdefault(link.key, Link(link.tail, link.head, link.kind))
-    names = [k for k, v in boxes.items() if v[0].group == "name"]
-    others = [k for k, v in boxes.items() if v[0].group != "name"]
-    return Scene(tuple(_widest(boxes[k]) for k in names + others), tuple(links.values()))
+            if link.key not in links:
+                links[link.key] = Link(link.tail, link.head, link.kind)
+    first = {k: next(iter(v.values())) for k, v in boxes.items()}
+    names = [k for k, b in first.items() if b.group == "name"]
+    others = [k for k, b in first.items() if b.group != "name"]
+    return Scene(tuple(_widest(list(boxes[k].values()), last[k]) for k in names + others), tuple(links.values()))
 
 
 def film_dot(trace: Trace, show_attrs: bool = False) -> str:
@@ -208,8 +310,7 @@ def film_dot(trace: Trace, show_attrs: bool = False) -> str:
     return scene_dot(union(film_scenes(trace, show_attrs)), bg="transparent")
 
 
-def _tensor_detail(step: Step, t: TensorInfo) -> dict[str, Any]:
-    names = step.names_of(t.id)
+def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any]:
     fields = [
         ["names", ", ".join(clean(n) for n in names) if names else "(no name: only the graph holds it)"],
         ["kind", t.kind],
@@ -251,44 +352,67 @@ def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
     return {"type": "node", "id": n.id, "title": f"backward node {n.id}", "fields": fields}
 
 
-def _details(step: Step, sc: Scene, table: _Table, own: dict[str, str] | None = None) -> dict[str, int]:
-    """Details of each drawn box, keyed by its element id (``own`` maps a place key to the object's key)."""
+def _op_of(step: Step, node_id: str | None) -> str | None:
+    node = step.nodes.get(node_id) if node_id is not None else None
+    return None if node is None else node.name
+
+
+def _details(step: Step, sc: Scene, memo: _Memo, own: dict[str, str] | None = None) -> dict[str, int]:
+    """Details of each drawn box, keyed by its element id (``own`` maps a place key to the object's key).
+
+    A detail is a function of its record and of the few things of the step it names
+    (the names of a tensor, the ops of the nodes it links to): those make its memo key.
+    """
     out: dict[str, int] = {}
+    names_of: dict[str, list[str]] = {}
+    for name, tid in step.bindings.items():
+        names_of.setdefault(tid, []).append(name)
     for drawn in sc.boxes:
-        box = drawn if own is None else replace(drawn, key=own.get(drawn.key, drawn.key))
-        if box.group == "name":
-            tid = step.bindings[box.label]
-            detail = {
-                "type": "name",
-                "id": box.label,
-                "title": f"name {clean(box.label)}",
-                "fields": [["names", tid], ["frame", clean(step.frame)]],
-            }
-        elif box.group == "tensor" and box.key in step.tensors:
-            detail = _tensor_detail(step, step.tensors[box.key])
-        elif box.key in step.nodes:
-            detail = _node_detail(step, step.nodes[box.key])
+        key = drawn.key if own is None else own.get(drawn.key, drawn.key)
+        if drawn.group == "name":
+            tid = step.bindings[drawn.label]
+            ref = memo.detail(("name", drawn.label, tid, step.frame), None, _name_detail, step, drawn.label, tid)
+        elif drawn.group == "tensor" and key in step.tensors:
+            t = step.tensors[key]
+            names = names_of.get(key, [])
+            ref = memo.detail(("tensor", id(t), tuple(names), _op_of(step, t.grad_fn)), t,
+                              _tensor_detail, step, t, names)
+        elif key in step.nodes:
+            n = step.nodes[key]
+            ops = tuple(None if e is None else _op_of(step, e.node) for e in n.inputs)
+            ref = memo.detail(("node", id(n), ops), n, _node_detail, step, n)
         else:  # a folded run, a collapsed module or the note saying what was left out
-            detail = {"type": "block", "id": box.key, "title": clean(box.rows[0].text),
-                      "fields": [["shows", clean(r.text)] for r in box.rows[1:]]}
-        out["gt-" + drawn.key] = table.ref(detail)
+            ref = memo.detail(("block", id(drawn), key), drawn, _block_detail, drawn, key)
+        out["gt-" + drawn.key] = ref
     return out
 
 
-def _frame(sc: Scene, rows: _Table) -> dict[str, Any]:
+def _name_detail(step: Step, name: str, tid: str) -> dict[str, Any]:
+    return {"type": "name", "id": name, "title": f"name {clean(name)}",
+            "fields": [["names", tid], ["frame", clean(step.frame)]]}
+
+
+def _block_detail(box: Box, key: str) -> dict[str, Any]:
+    return {"type": "block", "id": key, "title": clean(box.rows[0].text),
+            "fields": [["shows", clean(r.text)] for r in box.rows[1:]]}
+
+
+def _frame(sc: Scene, memo: _Memo) -> tuple[dict[str, Any], int]:
+    """The frame of ``sc`` and its index in ``frames``."""
     visible = ["gt-names"] if any(b.group == "name" for b in sc.boxes) else []
     classes: dict[str, str] = {}
     texts: dict[str, int] = {}
     for box in sc.boxes:
         dom = "gt-" + box.key
         visible.append(dom)
-        classes[dom] = box_classes(box)
-        texts[dom] = rows.ref([[r.text, r.cls] for r in box.rows])
+        classes[dom], texts[dom] = memo.drawn(box)
     for link in sc.links:
         dom = "gt-e-" + link.key
         visible.append(dom)
-        classes[dom] = " ".join([f"gt-edge gt-e-{link.kind}"] + [f"gt-m-{m}" for m in link.marks])
-    return {"visible": visible, "classes": classes, "texts": texts}
+        classes[dom] = memo.edge_classes(link)
+    frame = {"visible": visible, "classes": classes, "texts": texts}
+    # equal visible lists put the keys of classes and texts in the same order: comparing items is comparing dicts
+    return frame, memo.frames.ref(frame, (tuple(visible), tuple(classes.items()), tuple(texts.items())))
 
 
 def _elements(u: Scene) -> dict[str, dict[str, str]]:
@@ -297,16 +421,17 @@ def _elements(u: Scene) -> dict[str, dict[str, str]]:
     return out
 
 
-def _canonical(sc: Scene) -> tuple[Scene, dict[str, str]]:
+def _canonical(sc: Scene, memo: _Memo, prefix: str = "c") -> tuple[Scene, dict[str, str]]:
     """``sc`` with its boxes renamed by place (``c1``, ``c2``, ...; names keep their keys).
 
     A loop makes new objects at every pass, so the same picture comes back
     with new ids; by place it is the same picture, laid out once. Returns the
     renamed scene and the map from place key back to the object's own key.
     """
-    rename = {b.key: b.key if b.group == "name" else f"c{i}" for i, b in enumerate(sc.boxes, 1)}
-    boxes = tuple(Box(rename[b.key], b.group, b.kind, b.rows, b.marks, b.label) for b in sc.boxes)
-    links = tuple(Link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
+    rename = {b.key: b.key if b.group == "name" else f"{prefix}{i}" for i, b in enumerate(sc.boxes, 1)}
+    boxes = tuple(memo.renamed(b, rename[b.key]) for b in sc.boxes)
+    link = memo.boxes.link
+    links = tuple(link(rename.get(k.tail, k.tail), rename.get(k.head, k.head), k.kind, k.marks) for k in sc.links)
     return Scene(boxes, links, sc.names), {new: old for old, new in rename.items()}
 
 
@@ -314,7 +439,7 @@ def _skeleton(sc: Scene) -> tuple[object, ...]:
     return tuple((b.key, b.group, b.kind, len(b.rows)) for b in sc.boxes) + tuple(k.key for k in sc.links)
 
 
-def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], list[int]]:
+def _sheets(scenes: list[Scene], memo: _Memo) -> tuple[list[str], dict[str, dict[str, str]], list[int]]:
     """One layout per distinct picture skeleton (folded traces), each shared by all its steps."""
     index: dict[tuple[object, ...], int] = {}
     members: list[list[Scene]] = []
@@ -327,11 +452,113 @@ def _sheets(scenes: list[Scene]) -> tuple[list[str], dict[str, dict[str, str]], 
         sheet_of.append(k)
     sheets: list[str] = []
     elements: dict[str, dict[str, str]] = {}
-    for group in members:
-        u = union(group)
-        sheets.append(svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else "")
+    unions = [union(group) for group in members]
+    dots = [scene_dot(u, bg="transparent") for u in unions if u.boxes]
+    laid = iter(memo.layouts(dots))
+    for u in unions:
+        sheets.append(next(laid) if u.boxes else "")
         elements.update(_elements(u))
     return sheets or [""], elements, sheet_of
+
+
+#: The unfolded views' sheets may add half the bytes of the film's own sheets, and at least this many
+#: (so a page stays within about 1.5 times its folded size, and a small film opens every block).
+VIEW_BYTES = 1_000_000
+
+
+def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_attrs: bool, memo: _Memo,
+           first_sheet: int) -> tuple[list[dict[str, Any]], list[dict[str, int]], list[str],
+                                      dict[str, dict[str, str]]]:
+    """Each step's picture with one block unfolded (:func:`~gradtrace.render.fold.unfold`), laid out ahead of time.
+
+    Returns the distinct views, each step's map from a block's element id to its view,
+    the views' sheets (numbered from ``first_sheet``) and their elements. Like the film's
+    own pictures, views are laid out by place, one sheet per distinct picture, and no
+    sheet holds more than :data:`FILM_MAX_NODES` boxes. The sheets serving the most
+    steps (then the latest) are laid out while their SVG fits in :data:`VIEW_BYTES` or half
+    the film's own sheets, whichever is more; a block whose view did not fit has none.
+    """
+    keys = _name_keys(trace)
+    made: list[tuple[int, str, Scene, dict[str, str], str, frozenset[str]]] = []
+    for i, (step, plan, own) in enumerate(zip(trace.steps, plans, back, strict=True)):
+        drawn = {obj: key for key, obj in own.items()}
+        for block in plan.blocks:
+            opened = unfold(step, plan, block.key)
+            if opened is None or block.key not in drawn:
+                continue
+            sc = _folded_scene(step, opened, keys, show_attrs, memo.boxes, hint=False)
+            members = set(block.nodes)
+            if block.kind == "module":  # the module's own ops (a residual add) sit in its frame too
+                members |= {n.id for n in step.nodes.values()
+                            if not n.is_accumulate and _within(n.module, block.module)}
+            inside = {b.key for b in opened.blocks if set(b.nodes) <= members} | (members & set(opened.step.nodes))
+            placed, mine = _canonical(sc, memo, "u")
+            cluster = frozenset(k for k, obj in mine.items() if obj in inside)
+            made.append((i, "gt-" + drawn[block.key], placed, mine, clean(block.label), cluster))
+    index: dict[tuple[object, ...], int] = {}
+    groups: list[list[int]] = []  # positions in ``made`` sharing one picture
+    for at, (_, _, placed, _, label, cluster) in enumerate(made):
+        k = index.setdefault((_skeleton(placed), cluster, label), len(groups))
+        if k == len(groups):
+            groups.append([])
+        groups[k].append(at)
+    budget = max(VIEW_BYTES, memo.svg_bytes // 2)
+    per_dot = memo.svg_bytes / max(memo.dot_bytes, 1)  # SVG bytes per DOT byte in this film's own sheets
+    chosen: list[tuple[int, Scene, str]] = []  # (group, its union, its DOT) by the estimate
+    guess = 0.0
+    for k in sorted(range(len(groups)), key=lambda k: (-len(groups[k]), -made[groups[k][-1]][0])):
+        u = union([made[at][2] for at in groups[k]])
+        dot = _view_dot(u, made[groups[k][0]][5], made[groups[k][0]][4])
+        if guess + len(dot) * per_dot <= budget:
+            guess += len(dot) * per_dot
+            chosen.append((k, u, dot))
+    kept: dict[int, int] = {}  # group -> its sheet
+    used = 0
+    more: list[str] = []
+    elements: dict[str, dict[str, str]] = {}
+    for (k, u, _), svg in zip(chosen, memo.layouts([dot for _, _, dot in chosen]), strict=True):
+        if used + len(svg) > budget:  # the estimate was short: this one is left out
+            continue
+        more.append(svg)
+        used += len(svg)
+        elements.update(_elements(u))
+        kept[k] = first_sheet + len(kept)
+    views: list[dict[str, Any]] = []
+    seen: dict[tuple[object, ...], int] = {}
+    unfolds: list[dict[str, int]] = [{} for _ in trace.steps]
+    for k in sorted(kept, key=kept.__getitem__):
+        for at in groups[k]:
+            i, dom, placed, mine, label, _ = made[at]
+            _, frame = _frame(placed, memo)
+            details = _details(trace.steps[i], placed, memo, mine)
+            view = {"sheet": kept[k], "frame": frame, "label": label, "details": details}
+            unfolds[i][dom] = seen.setdefault((kept[k], frame, label, tuple(details.items())), len(views))
+            if unfolds[i][dom] == len(views):
+                views.append(view)
+    for opens in unfolds:  # in the order of the picture's boxes, as every other map of a step
+        ordered = dict(sorted(opens.items(), key=lambda kv: _place(kv[0])))
+        opens.clear()
+        opens.update(ordered)
+    return views, unfolds, more, elements
+
+
+def _place(dom: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in dom if ch.isdigit())
+    return (int(digits) if digits else 0, dom)
+
+
+def _within(path: str, module: str) -> bool:
+    return path == module or path.startswith(module + ".")
+
+
+def _view_dot(u: Scene, cluster: frozenset[str], label: str) -> str:
+    """DOT of an unfolded view: the opened block's contents in one dashed frame named after it."""
+    body = [box_dot(b) for b in u.boxes if b.group != "name" and b.key not in cluster]
+    body.append(f'  subgraph cluster_unfolded {{ id="gt-unfolded" label={quote("unfolded: " + label)} '
+                'style="rounded,dashed" color="#6c757d" fontsize=12;')
+    body += ["  " + box_dot(b) for b in u.boxes if b.key in cluster]
+    body.append("  }")
+    return scene_dot(u, bg="transparent", boxes=body)
 
 
 def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tuple[str, ...]]:
@@ -403,8 +630,7 @@ def _dom_of(own: dict[str, str]) -> Callable[[str], str]:
 
 
 def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, str], upcoming: set[str] | None,
-                tables: tuple[_Table, _Table, _Table]) -> dict[str, Any]:
-    rows, frames, details = tables
+                memo: _Memo) -> dict[str, Any]:
     dom = _dom_of(own)
     explanation: str | None = None
     culprits: tuple[str, ...] = ()
@@ -413,31 +639,34 @@ def _step_entry(trace: Trace, step: Step, sc: Scene, sheet: int, own: dict[str, 
         explanation, culprits = _explained(trace, step, error)
     predicted = _prediction(step, upcoming)
     prediction = None if predicted is None else prediction_words(step, predicted)
-    frame = _frame(sc, rows)
+    frame, frame_ref = _frame(sc, memo)
     return {
         "index": step.index,
         "lineno": step.lineno,
         "code": step.code,
         "sheet": sheet,
-        "frame": frames.ref(frame),
+        "frame": frame_ref,
         "events": [event_words(step, e) for e in step.events if not isinstance(e, Error)],
         "prediction": prediction,
         "predictions": [] if prediction is None else [prediction],
         "explanation": explanation,
         "culprits": [dom(k) for k in culprits],
         "reverse": [clean(line) for line in reverse_pass(step)],
-        "flow": _drawn_flow(flow(step, dom), set(frame["visible"])),
-        "details": _details(step, sc, details, own),
+        "flow": _drawn_flow(flow(step, dom), frame["visible"]),
+        "details": _details(step, sc, memo, own),
     }
 
 
-def _drawn_flow(subs: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]]:
+def _drawn_flow(subs: list[dict[str, Any]], visible: list[str]) -> list[dict[str, Any]]:
     """The sub-steps of nodes the picture draws, naming only drawn arrows and boxes.
 
     A folded picture draws a long run of nodes as one block: the walk steps over
     those nodes (the reverse-pass text still lists them all).
     """
-    out = []
+    out: list[dict[str, Any]] = []
+    if not subs:
+        return out
+    drawn = set(visible)
     for sub in subs:
         if sub["node"] not in drawn:
             continue
@@ -457,12 +686,25 @@ def _drawn_diff(d: dict[str, Any], drawn: set[str]) -> dict[str, Any]:
 
 def _backward(trace: Trace, back: list[dict[str, str]], steps: list[dict[str, Any]],
               frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    folded = _is_big(trace)
     out = []
     for i, s in enumerate(trace.steps):
         if i and s.events_of("backward"):
             drawn = set(frames[steps[i]["frame"]]["visible"])
-            out.append({"step": i, "before": i - 1, "diff": _drawn_diff(diff(s, _dom_of(back[i])), drawn)})
+            dom = _dom_of(back[i])
+            if folded:  # a node inside a folded block is shown by its block: the block is what was freed
+                dom = _by_block(dom, {n: b.key for b in fold(s, max_nodes=FILM_MAX_NODES).blocks for n in b.nodes})
+            out.append({"step": i, "before": i - 1, "diff": _drawn_diff(diff(s, dom), drawn)})
     return out
+
+
+def _by_block(dom: Callable[[str], str], block_of: dict[str, str]) -> Callable[[str], str]:
+    """``dom``, except that a node folded into a block is the block's DOM id (its saved-value arrows are not drawn)."""
+
+    def mapped(obj: str) -> str:
+        return dom(block_of.get(obj, obj))
+
+    return mapped
 
 
 def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) -> Film:
@@ -470,29 +712,43 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
 
     Node attributes are in each node's details; ``show_attrs`` also draws them in the boxes.
     """
-    scenes = film_scenes(trace, show_attrs)
+    with paused_gc():  # many small acyclic records: the cyclic collector would only rescan the trace
+        return _film(trace, title, show_attrs)
+
+
+def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
+    memo = _Memo()
+    scenes, plans = _scenes(trace, show_attrs, memo.boxes)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
     u = union(scenes)
     if len(u.boxes) > FILM_MAX_NODES:  # a loop's new objects: lay out by place, a sheet per distinct picture
-        pairs = [_canonical(sc) for sc in scenes]
+        pairs = [_canonical(sc, memo) for sc in scenes]
         drawn, back = [p[0] for p in pairs], [p[1] for p in pairs]
-        sheets, elements, sheet_of = _sheets(drawn)
+        sheets, elements, sheet_of = _sheets(drawn, memo)
     else:
-        sheets = [svg_inline(dot_to_svg(scene_dot(u, bg="transparent"))) if u.boxes else ""]
+        sheets = [memo.layout(scene_dot(u, bg="transparent")) if u.boxes else ""]
         elements, sheet_of = _elements(u), [0] * len(scenes)
-    tables = (_Table(), _Table(), _Table())
     upcoming = _next_backward(trace)
     steps = [
-        _step_entry(trace, step, sc, sheet, own, ahead, tables)
+        _step_entry(trace, step, sc, sheet, own, ahead, memo)
         for step, sc, sheet, own, ahead in zip(trace.steps, drawn, sheet_of, back, upcoming, strict=True)
     ]
+    views: list[dict[str, Any]] = []
+    if plans is not None:  # a folded film: each block of each step also opens
+        views, unfolds, more, shown = _views(trace, plans, back, show_attrs, memo, len(sheets))
+        sheets, elements = sheets + more, {**elements, **shown}
+        for entry, opens in zip(steps, unfolds, strict=True):
+            entry["unfold"] = opens
+    else:
+        for entry in steps:
+            entry["unfold"] = {}
     error, error_step = None, None
     if trace.error is not None:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
         error = f"{clean(e.type)}{where}: {clean(e.message)}"
         error_step = next((i for i, s in enumerate(trace.steps) if s.events_of("error")), None)
-    rows, frames, details = tables
+    rows, frames, details = memo.rows, memo.frames, memo.details
     return Film(
         {
             "schema": SCHEMA,
@@ -506,6 +762,7 @@ def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) ->
             "rows": rows.rows,
             "frames": frames.rows,
             "details": details.rows,
+            "views": views,
             "steps": steps,
             "backward": _backward(trace, back, steps, frames.rows),
             "legend": [{"class": f"gt-k-{k}", "label": label, "fill": FILL[k]} for k, label in LEGEND],

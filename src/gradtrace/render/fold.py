@@ -43,7 +43,7 @@ from .words import clean, op_name, shape_text
 
 __all__ = [
     "MAX_NODES", "MIN_REPEAT", "Block", "Folded", "block_box", "block_links", "fold", "folded_dot", "folded_text",
-    "note_box",
+    "note_box", "unfold",
 ]
 
 #: Default cap on the boxes drawn in one picture (tensors, nodes, blocks, names).
@@ -172,9 +172,10 @@ def _runs(symbols: list[tuple[str, str]], min_repeat: int) -> list[tuple[int, in
     return out
 
 
-def _fold_runs(step: Step, skip: set[str], min_repeat: int) -> list[Block]:
+def _fold_runs(step: Step, skip: set[str], min_repeat: int, opened: frozenset[str] = frozenset()) -> list[Block]:
+    """Folded runs of repeated ops; nodes in ``opened`` (an unfolded run) are never folded again."""
     blocks: list[Block] = []
-    for chain in _chains(step, skip):
+    for chain in _chains(step, skip | opened):
         symbols = [(step.nodes[n].name, step.nodes[n].module) for n in chain]
         for start, period, repeats in _runs(symbols, min_repeat):
             members = tuple(chain[start : start + period * repeats])
@@ -194,9 +195,12 @@ def _prefix(path: str, depth: int) -> str:
     return ".".join(path.split(".")[:depth])
 
 
-def _module_blocks(step: Step, depth: int) -> list[Block]:
+def _module_blocks(step: Step, depth: int, among: set[str] | None = None) -> list[Block]:
+    """One block per module path of ``depth`` parts holding deeper nodes (only nodes in ``among``, if given)."""
     groups: dict[str, list[str]] = {}
     for nid, info in step.nodes.items():
+        if among is not None and nid not in among:
+            continue
         if _depth(info.module) > depth and not info.is_accumulate:
             groups.setdefault(_prefix(info.module, depth), []).append(nid)
     blocks = []
@@ -278,16 +282,14 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
             if _boxes(plan, names) <= room:
                 break
         if depth is not None:
-            notes.append(f"Modules deeper than {depth} drawn as one box each to fit max_nodes={max_nodes} "
+            notes.append(f"{_COLLAPSED}{depth} drawn as one box each to fit max_nodes={max_nodes} "
                          f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
     hidden: tuple[str, ...] = ()
     if too_big(plan):
         plan, hidden = _cut(plan, step, room, names)
     folds = [b for b in plan.blocks if b.kind == "fold"]
     if folds:
-        n = sum(len(b.nodes) for b in folds)
-        notes.insert(0, f"Folded {n:,} nodes into {len(folds)} block{'s' if len(folds) != 1 else ''} "
-                        f"of repeated ops (min_repeat={min_repeat}).")
+        notes.insert(0, _folds_note(folds, min_repeat))
     if hidden:
         notes.append(f"{len(hidden):,} more objects not drawn (max_nodes={max_nodes}): "
                      f"pass max_nodes=None to draw all, or collapse=1 to group them by module.")
@@ -295,13 +297,75 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
                    total=len(step.tensors) + len(step.nodes))
 
 
+def unfold(step: Step, plan: Folded, key: str, *, min_repeat: int = MIN_REPEAT, names: bool = True) -> Folded | None:
+    """``plan`` (a :func:`fold` of ``step``) with the one block ``key`` opened, everything else as it was.
+
+    A collapsed module is drawn one level deeper (its own nodes as themselves, its
+    sub-modules as one box each); a folded run as its nodes. Past ``plan.max_nodes``
+    boxes, what is farthest from the opened block is left out (and the note says so);
+    ``None`` when the opened block alone does not fit: then there is nothing to draw,
+    so ``dot`` is never handed more than the cap.
+    """
+    block = next((b for b in plan.blocks if b.key == key), None)
+    if block is None:
+        return None
+    with paused_gc():
+        return _unfold(step, plan, block, min_repeat, names)
+
+
+def _unfold(step: Step, plan: Folded, block: Block, min_repeat: int, names: bool) -> Folded | None:
+    modules = [b for b in plan.blocks if b.kind == "module" and b.key != block.key]
+    opened: frozenset[str] = frozenset()
+    if block.kind == "module":
+        modules += _module_blocks(step, _depth(block.module) + 1, among=set(block.nodes))
+    else:
+        opened = frozenset(block.nodes)
+    new = _plan_blocks(step, modules, min_repeat, plan.collapse, opened, "" if opened else block.module)
+    hidden: tuple[str, ...] = ()
+    if plan.max_nodes is not None and _boxes(new, names) + 1 > plan.max_nodes:  # + 1: the note box
+        new, hidden = _cut(new, step, max(plan.max_nodes - 1, 1), names, first=list(block.nodes))
+        inner = {n for n in block.nodes if n not in new.owner}
+        if not inner <= set(new.step.nodes):  # the opened block itself does not fit
+            return None
+    what = f"module {block.module}" if block.kind == "module" else f"the run {block.label}"
+    notes = [f"Unfolded {what} ({len(block.nodes):,} nodes); the rest is folded as before."]
+    folds = [b for b in new.blocks if b.kind == "fold"]
+    if folds:
+        notes.append(_folds_note(folds, min_repeat))
+    notes += [n for n in plan.notes if n.startswith(_COLLAPSED)]
+    if hidden:
+        notes.append(f"{len(hidden):,} more objects not drawn (max_nodes={plan.max_nodes}).")
+    return replace(new, hidden=hidden, max_nodes=plan.max_nodes, collapse=plan.collapse, notes=tuple(notes),
+                   total=plan.total)
+
+
+def _folds_note(folds: list[Block], min_repeat: int) -> str:
+    n = sum(len(b.nodes) for b in folds)
+    return (f"Folded {n:,} nodes into {len(folds)} block{'s' if len(folds) != 1 else ''} "
+            f"of repeated ops (min_repeat={min_repeat}).")
+
+
+#: How the note saying that modules were collapsed begins.
+_COLLAPSED = "Modules deeper than "
+
+
 def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded:
-    blocks = _module_blocks(step, depth) if depth is not None else []
+    return _plan_blocks(step, _module_blocks(step, depth) if depth is not None else [], min_repeat, depth)
+
+
+def _plan_blocks(step: Step, blocks: list[Block], min_repeat: int, depth: int | None,
+                 opened: frozenset[str] = frozenset(), quiet: str = "") -> Folded:
+    """The plan drawing the module ``blocks`` as boxes, folding runs (not of ``opened`` nodes) around them.
+
+    Names under the module path ``quiet`` (an unfolded module) are drawn only for the tensors
+    its drawn nodes use (the parameters of its sub-modules that ran nothing yet stay out).
+    """
+    blocks = list(blocks)
     owner = {nid: b.key for b in blocks for nid in b.nodes}
     absorbed = _absorb_leaves(step, owner)
     owner.update(absorbed)
     if min_repeat:
-        folds = _fold_runs(step, set(owner), min_repeat)
+        folds = _fold_runs(step, set(owner), min_repeat, opened)
         owner.update({nid: b.key for b in folds for nid in b.nodes})
         blocks += folds
     kept_nodes = {nid: info for nid, info in step.nodes.items() if nid not in owner}
@@ -309,6 +373,9 @@ def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded
     # names of a collapsed module's own tensors (``net.layer1.0.bn1.running_mean``) go inside its box too
     collapsed = tuple(b.module + "." for b in blocks if b.kind == "module")
     bindings = {n: t for n, t in step.bindings.items() if not (collapsed and n.startswith(collapsed))}
+    if quiet:
+        used = _used_by(step, kept_nodes)
+        bindings = {n: t for n, t in bindings.items() if t in used or not n.startswith(quiet + ".")}
     reachable = _tensors_drawn(replace(step, bindings=bindings), kept_nodes, inside)
     kept = replace(step, nodes=kept_nodes, tensors={tid: t for tid, t in step.tensors.items() if tid in reachable},
                    bindings={n: t for n, t in bindings.items() if t in reachable})
@@ -320,6 +387,14 @@ def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded
         paths.update(inner[:-1] if block.kind == "module" else inner)
     clusters = tuple(sorted(paths, key=lambda p: (_depth(p), p)))
     return Folded(kept, tuple(blocks), owner, clusters, len(step.tensors) + len(step.nodes))
+
+
+def _used_by(step: Step, nodes: Mapping[str, NodeInfo]) -> set[str]:
+    """Tensors that ``nodes`` write (``.grad``), save, or hang from as ``grad_fn``."""
+    out = {info.variable for info in nodes.values() if info.variable is not None}
+    out.update(s.tensor for info in nodes.values() for s in info.saved if s.tensor is not None)
+    out.update(t.id for t in step.tensors.values() if t.grad_fn in nodes)
+    return out
 
 
 def _ancestors(path: str, depth: int | None) -> list[str]:
@@ -370,8 +445,12 @@ def _boxes(plan: Folded, names: bool) -> int:
     return len(plan.step.nodes) + len(plan.step.tensors) + len(plan.blocks) + (len(plan.step.bindings) if names else 0)
 
 
-def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Folded, tuple[str, ...]]:
-    """Keep the boxes nearest the named outputs, then the other names (breadth first); hide the rest."""
+def _cut(plan: Folded, original: Step, max_nodes: int, names: bool,
+         first: list[str] | None = None) -> tuple[Folded, tuple[str, ...]]:
+    """Keep the boxes nearest the named outputs, then the other names (breadth first); hide the rest.
+
+    ``first`` (the nodes of an unfolded block) are kept before anything else.
+    """
     step = plan.step
     budget = max(0, max_nodes - len(plan.blocks))
     members = {b.key: set(b.nodes) for b in plan.blocks}
@@ -386,7 +465,7 @@ def _cut(plan: Folded, original: Step, max_nodes: int, names: bool) -> tuple[Fol
     outputs = [t for t in step.bindings.values()
                if t in step.tensors and step.tensors[t].grad_fn is not None and step.tensors[t].grad_fn not in fed]
     rest = [t for t in step.bindings.values() if t not in outputs]
-    for seeds in (outputs, rest):  # everything near the outputs first, then what the other names reach
+    for seeds in (first or [], outputs, rest):  # near the outputs first, then what the other names reach
         todo = list(dict.fromkeys(seeds))
         while todo and used < budget:
             nxt: list[str] = []
@@ -540,7 +619,7 @@ def _plan_dot(
     full = Scene(tuple(b for b in sc.boxes if b.group == "name") + tuple(blocks), links, sc.names)
     head = None
     if title:
-        head = f"step {step.index}, line {step.lineno}: {step.code}" if step.code else "graph"
+        head = f"step {step.number}, line {step.lineno}: {step.code}" if step.code else "graph"
         if plan.notes:
             head += f" ({plan.total:,} objects, folded)"
     return scene_dot(full, rankdir=rankdir, title=head, boxes=lines)

@@ -22,11 +22,13 @@ out unless ``show_attrs`` asks for them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from ..model import ALIVE, FREED, Backward, Bind, Create, Error, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
 from .words import clean, fit, op_name, shape_text, summary_text
 
-__all__ = ["Row", "Box", "Link", "Scene", "scene", "roots", "GLYPH", "head_text"]
+__all__ = ["Row", "Box", "Link", "Scene", "BoxMemo", "scene", "roots", "GLYPH", "head_text"]
 
 #: Longest text in one row of a box (longer text is cut between words and ends with ``…``).
 LIMIT = 40
@@ -77,7 +79,7 @@ class Link:
     kind: str  # "name", "grad_fn", "next", "variable", "saved"
     marks: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.kind}-{self.tail}-{self.head}"
 
@@ -192,10 +194,10 @@ def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = L
     ]
 
 
-def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], panel: bool, limit: int) -> Box:
+def _tensor_box(step: Step, tid: str, out: set[str], marks: list[str], panel: bool, limit: int,
+                names: list[str]) -> Box:
     t = step.tensors[tid]
     kind = "root" if tid in out else t.kind
-    names = step.names_of(tid)
     title = fit(", ".join(clean(n) for n in names), 20) if names else ""
     extra = ["unnamed"] if panel and not names else []  # only the graph holds it
     rows = tensor_rows(step, tid, t.kind, title, limit, tuple(marks))
@@ -208,21 +210,75 @@ def _node_box(node: NodeInfo, marks: list[str], attrs: bool, saved: bool, limit:
     return Box(node.id, group, "acc" if node.is_accumulate else "op", rows, tuple(marks), node.id)
 
 
-def _links(step: Step, marks: dict[str, list[str]], saved: bool) -> list[Link]:
+class BoxMemo:
+    """Boxes and arrows already made, for scenes of many steps of one trace (a film).
+
+    A box is a function of the record it shows (a :class:`~gradtrace.model.TensorInfo`
+    or :class:`~gradtrace.model.NodeInfo`, immutable) and of the step's marks and names
+    for it. A trace shares one record between the steps in which the object did not
+    change, so with a memo each distinct (record, marks, names) is drawn once and later
+    steps get the very same :class:`Box` object back. ``built`` counts the boxes made.
+    Records are held by the memo, so the ``id()`` in a key is never reused while it lives.
+    """
+
+    def __init__(self) -> None:
+        self._boxes: dict[tuple[Any, ...], tuple[object, Box]] = {}
+        self._links: dict[tuple[str, str, str, tuple[str, ...]], Link] = {}
+        self.built = 0
+
+    def tensor(self, step: Step, tid: str, out: set[str], marks: list[str], panel: bool, limit: int,
+               names: list[str]) -> Box:
+        t = step.tensors[tid]
+        key = ("t", id(t), tid, tid in out, tuple(names), tuple(marks), panel, limit)
+        hit = self._boxes.get(key)
+        if hit is None:
+            self.built += 1
+            hit = self._boxes[key] = (t, _tensor_box(step, tid, out, marks, panel, limit, names))
+        return hit[1]
+
+    def node(self, node: NodeInfo, marks: list[str], attrs: bool, saved: bool, limit: int) -> Box:
+        key = ("n", id(node), tuple(marks), attrs, saved, limit)
+        hit = self._boxes.get(key)
+        if hit is None:
+            self.built += 1
+            hit = self._boxes[key] = (node, _node_box(node, marks, attrs, saved, limit))
+        return hit[1]
+
+    def name(self, key: str, name: str, marks: tuple[str, ...], limit: int) -> Box:
+        memo_key = ("name", key, name, marks, limit)
+        hit = self._boxes.get(memo_key)
+        if hit is None:
+            self.built += 1
+            hit = self._boxes[memo_key] = (None, _name_box(key, name, marks, limit))
+        return hit[1]
+
+    def link(self, tail: str, head: str, kind: str, marks: tuple[str, ...] = ()) -> Link:
+        key = (tail, head, kind, marks)
+        link = self._links.get(key)
+        if link is None:
+            link = self._links[key] = Link(tail, head, kind, marks)
+        return link
+
+
+def _name_box(key: str, name: str, marks: tuple[str, ...], limit: int) -> Box:
+    return Box(key, "name", "name", (Row(fit(head_text(marks, clean(name)), limit)),), marks, name)
+
+
+def _links(step: Step, marks: dict[str, list[str]], saved: bool, make: Any = Link) -> list[Link]:
     links = []
     for t in step.tensors.values():
         if t.grad_fn is not None and t.grad_fn in step.nodes:
-            links.append(Link(t.id, t.grad_fn, "grad_fn", tuple(m for m in marks.get(t.id, []) if m == "mutated")))
+            links.append(make(t.id, t.grad_fn, "grad_fn", tuple(m for m in marks.get(t.id, []) if m == "mutated")))
     for n in step.nodes.values():
         for e in n.inputs:
             if e is not None and e.node in step.nodes:
-                links.append(Link(n.id, e.node, "next"))
+                links.append(make(n.id, e.node, "next"))
         if n.variable is not None and n.variable in step.tensors:
-            links.append(Link(n.id, n.variable, "variable"))
+            links.append(make(n.id, n.variable, "variable"))
         if saved:
             for s in n.saved:
                 if s.tensor is not None and s.tensor in step.tensors:
-                    links.append(Link(n.id, s.tensor, "saved", (s.state,) if s.state != ALIVE else ()))
+                    links.append(make(n.id, s.tensor, "saved", (s.state,) if s.state != ALIVE else ()))
     return _unique(links)
 
 
@@ -246,6 +302,7 @@ def scene(
     show_saved: bool = True,
     name_keys: dict[str, str] | None = None,
     limit: int = LIMIT,
+    memo: BoxMemo | None = None,
 ) -> Scene:
     """The boxes and arrows of ``step``.
 
@@ -254,24 +311,40 @@ def scene(
     its box (a tensor's box is headed by its names in both cases). Node
     attributes are drawn only with ``show_attrs``. ``name_keys`` fixes the box key of each name (the film keeps keys
     stable across steps); by default names are ``name1, name2, ...`` in order.
+    ``memo`` (a :class:`BoxMemo` shared by the scenes of one trace) reuses boxes
+    already drawn for the same records; the scene is the same with or without it.
     """
     marks = _marks(step)
     out = roots(step)
     boxes: list[Box] = []
     links: list[Link] = []
     keys: dict[str, str] = {}
+    names_of: dict[str, list[str]] = {}
+    for name, tid in step.bindings.items():
+        names_of.setdefault(tid, []).append(name)
+    make_link: Any = Link if memo is None else memo.link
     if names:
         for i, (name, tid) in enumerate(step.bindings.items(), start=1):
             key = name_keys[name] if name_keys is not None else f"name{i}"
             keys[name] = key
             name_marks = tuple(marks.get("name:" + name, []))
-            row = Row(fit(head_text(name_marks, clean(name)), limit))
-            boxes.append(Box(key, "name", "name", (row,), name_marks, name))
+            if memo is None:
+                boxes.append(_name_box(key, name, name_marks, limit))
+            else:
+                boxes.append(memo.name(key, name, name_marks, limit))
             if tid in step.tensors:
-                links.append(Link(key, tid, "name", name_marks))
+                links.append(make_link(key, tid, "name", name_marks))
     for tid in step.tensors:
-        boxes.append(_tensor_box(step, tid, out, marks.get(tid, []), names, limit))
+        tmarks, tnames = marks.get(tid, []), names_of.get(tid, [])
+        if memo is None:
+            boxes.append(_tensor_box(step, tid, out, tmarks, names, limit, tnames))
+        else:
+            boxes.append(memo.tensor(step, tid, out, tmarks, names, limit, tnames))
     for node in step.nodes.values():
-        boxes.append(_node_box(node, marks.get(node.id, []), show_attrs, show_saved, limit))
-    links += _links(step, marks, show_saved)
+        nmarks = marks.get(node.id, [])
+        if memo is None:
+            boxes.append(_node_box(node, nmarks, show_attrs, show_saved, limit))
+        else:
+            boxes.append(memo.node(node, nmarks, show_attrs, show_saved, limit))
+    links += _links(step, marks, show_saved, make_link)
     return Scene(tuple(boxes), tuple(links), keys)

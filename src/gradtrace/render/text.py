@@ -107,7 +107,7 @@ def _names_lines(step: Step) -> list[str]:
 def step_text(step: Step) -> str:
     """One step as text: its code, names, tensors, nodes, events and predictions."""
     frame = "" if step.frame in ("", "<module>") else f" in {clean(step.frame)}"
-    lines = [f"step {step.index}, line {step.lineno}{frame}: {clean(step.code)}"]
+    lines = [f"step {step.number}, line {step.lineno}{frame}: {clean(step.code)}"]
     lines += ["names"] + (_names_lines(step) or ["  (none)"])
     lines += ["tensors"] + (_table([_tensor_row(step, t) for t in step.tensors.values()]) or ["  (none)"])
     lines.append("nodes")
@@ -157,7 +157,7 @@ def trace_text(trace: Trace) -> str:
     if trace.error is not None:
         e = trace.error
         where = f" at line {e.lineno}" if e.lineno is not None else ""
-        shown = next((s.index for s in trace.steps if s.events_of("error")), None)
+        shown = next((s.number for s in trace.steps if s.events_of("error")), None)
         if shown is None:
             tail.append(f"stopped by {clean(e.type)}{where}: {clean(e.message)}")
         else:  # the message is in that step's events: not twice

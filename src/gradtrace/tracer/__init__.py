@@ -1,7 +1,7 @@
 """The tracer: runs code statement by statement and records plain-data steps.
 
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
-The only layer (with the walkthrough in explain) that imports torch.
+The only layer that imports torch.
 """
 
 from .core import DEFAULT_MAX_STEPS, Tracer, last_trace, trace, trace_code

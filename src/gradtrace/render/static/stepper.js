@@ -76,6 +76,30 @@ function parseSvg(text) {
 
 // ------------------------------------------------------------------ the picture
 
+/** The number a person reads for a step: 1 for the first (the film's `index` + 1, as the text twin,
+ *  explain_error and the command line's step-NNNN files number it). */
+export function stepNumber(step) {
+  return step.index + 1;
+}
+
+/** A value as the picture shows it: past `max` characters a tensor's elements are cut to the first one
+ *  (`[[-0.16695413, …]]`); a number is never cut (no digit is dropped). The panels and the text twin
+ *  show every value whole. */
+export function brief(text, max) {
+  const value = String(text);
+  if (value.length <= max) return value;
+  const head = /^([^[\s]*\s)?(\[+)([^,\]]+)/.exec(value);
+  if (head) {
+    const cut = `${head[1] || ""}${head[2]}${head[3].trim()}, …${"]".repeat(head[2].length)}`;
+    if (cut.length < value.length) return cut;
+  }
+  return value;
+}
+
+// What a step is about, for scrolling a wide picture to it (see reveal() in mount).
+const FOCUS = ["gt-m-created", "gt-m-moved", "gt-m-mutated", "gt-m-grad", "gt-m-culprit", "gt-m-stale", "gt-flow-now",
+  "gt-diff-grad", "gt-diff-kept"].map((c) => `g.gt-box.${c}`).join(", ");
+
 // Where a gradient label may sit around a point of its edge: [dx, dy, text-anchor].
 const PLACES = [[4, -4, "start"], [4, 14, "start"], [-4, -4, "end"], [-4, 14, "end"], [0, -8, "middle"],
   [0, 20, "middle"], [0, -20, "middle"], [0, 32, "middle"], [0, -32, "middle"], [0, 44, "middle"]];
@@ -153,8 +177,8 @@ function makePicture(film, onPick, svgText) {
     const item = items.get(id);
     const path = item && item.g.querySelector("path");
     if (!path || typeof path.getTotalLength !== "function") return null;
-    const t = svgEl("text", { class: "gt-flow-label", "text-anchor": "start", "data-edge": id });
-    t.textContent = esc(text);
+    const t = svgEl("text", { class: "gt-flow-label", "text-anchor": "start", "data-edge": id, "data-full": text });
+    t.textContent = esc(brief(text, 16));
     layer.appendChild(t);
     const boxes = [];
     for (const other of items.values()) {
@@ -183,15 +207,52 @@ function makePicture(film, onPick, svgText) {
     return t;
   }
 
-  // A tag just above a box (diff view: "freed", ".grad 0 → 5376", "kept").
+  // A tag beside a box (diff view: "freed", ".grad 0 → 5376", "kept"): above it or below it, flush with its
+  // left or right side, the first such place that covers no box, name or other tag and stays in the drawing
+  // (a box's second tag so goes where its first is not).
   function tagBox(id, text, cls) {
     const item = items.get(id);
     if (!item || typeof item.g.getBBox !== "function") return null;
     const b = item.g.getBBox();
-    const t = svgEl("text", { x: b.x, y: b.y - 4, class: `gt-tag ${cls}`, "text-anchor": "start", "data-box": id });
-    t.textContent = esc(text);
+    const t = svgEl("text", { class: `gt-tag ${cls}`, "data-box": id, "data-full": text });
+    t.textContent = esc(text.split(" → ").map((part) => brief(part, 16)).join(" → "));
+    const bounds = graph0.getBBox();
     layer.appendChild(t);
-    return t;
+    const obstacles = [];
+    for (const other of items.values()) {
+      if (other.base === "edge" || /\bgt-hidden\b/.test(other.g.getAttribute("class") || "")) continue;
+      if (other.base === "cluster gt-names") {
+        for (const g of other.g.ownerSVGElement.querySelectorAll('g[id^="gt-name"]:not(#gt-names)')) {
+          if (!/\bgt-hidden\b/.test(g.getAttribute("class") || "")) obstacles.push(g.getBBox());
+        }
+        continue;
+      }
+      obstacles.push(other.g.getBBox());
+    }
+    for (const label of layer.querySelectorAll("text")) if (label !== t) obstacles.push(label.getBBox());
+    const pad = (o) => ({ x: o.x - 2, y: o.y - 2, width: o.width + 4, height: o.height + 4 });
+    obstacles.splice(0, obstacles.length, ...obstacles.map(pad));
+    const lift = (k) => b.y - 5 - k * 17;
+    const drop = (k) => b.y + b.height + 15 + k * 17;
+    const places = [];
+    for (let k = 0; k < 3; k++) {
+      for (const y of [lift(k), drop(k)]) places.push([b.x, y, "start"], [b.x + b.width, y, "end"]);
+    }
+    for (let y = b.y + 14; y < b.y + b.height + 4; y += 17) places.push([b.x + b.width + 6, y, "start"], [b.x - 6, y, "end"]);
+    for (const [x, y, anchor] of places) {
+      t.setAttribute("x", String(x));
+      t.setAttribute("y", String(y));
+      t.setAttribute("text-anchor", anchor);
+      const r = t.getBBox();
+      const over = (o) => Math.max(0, Math.min(r.x + r.width, o.x + o.width) - Math.max(r.x, o.x))
+        * Math.max(0, Math.min(r.y + r.height, o.y + o.height) - Math.max(r.y, o.y));
+      const outside = r.width * r.height - over(bounds);
+      if (outside < 0.5 && obstacles.every((o) => over(o) === 0)) return t;
+    }
+    // no room beside this box (a crowded layout): no tag, rather than one over other boxes; the box's own
+    // mark and the banner above the picture, which lists every change, still say it
+    t.remove();
+    return null;
   }
 
   // Set one row of a box's text (the .grad row while the reverse pass is walked).
@@ -200,7 +261,10 @@ function makePicture(film, onPick, svgText) {
     if (!item) return;
     const t = item.texts.find(pick);
     if (!t) return;
-    t.textContent = esc(text);
+    // as long as the box is wide (the box was laid out for the film's rows, not for this text)
+    const wide = t.textContent.length ? t.getComputedTextLength() / t.textContent.length : 0;
+    const room = wide > 0 ? Math.max(8, Math.floor((item.g.getBBox().width - 10) / wide)) : 24;
+    t.textContent = esc(brief(text, room));
     t.setAttribute("class", `gt-row ${cls}`);
   }
 
@@ -289,6 +353,9 @@ function fillList(list, items, cls) {
   for (const text of items) list.appendChild(h("li", cls, text));
 }
 
+// The labels an error's plain words start their lines with (explain_error's text).
+const LABEL = /^\s*((?:What happened|Why|Fix|Involved|Saved by|Changed at [^:]*|PyTorch's message|stopped):)/;
+
 // "what this step did": events, the error's plain-words explanation, one prediction.
 function eventsPanel() {
   const el = h("div", "gt-what");
@@ -302,7 +369,14 @@ function eventsPanel() {
     el,
     show({ events: ev, explanation: words, warnings: warn }) {
       fillList(events, ev.length ? ev : ["(nothing changed in the graph or the names)"], "gt-event");
-      explanation.textContent = words ? esc(words) : "";
+      explanation.textContent = "";
+      // each part of the plain words starts on its own line with its label in bold (what happened, why, fix…)
+      for (const [i, line] of (words ? esc(words) : "").split("\n").entries()) {
+        if (i) explanation.appendChild(document.createTextNode("\n"));
+        const label = LABEL.exec(line);
+        if (label) explanation.append(h("b", null, label[1]), document.createTextNode(line.slice(label[1].length)));
+        else explanation.appendChild(document.createTextNode(line));
+      }
       explanation.classList.toggle("gt-off", !words);
       fillList(warnings, warn, "gt-warning");
     },
@@ -358,11 +432,30 @@ function legendPanel(film) {
     entry.append(svg, document.createTextNode(esc(label)));
     box.appendChild(entry);
   };
-  for (const item of film.legend || []) add(chip(`node gt-box ${item.class}`, "box"), item.label);
-  for (const item of film.marks || []) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
+  const used = usedClasses(film);
+  const shows = (cls) => used === null || used.some((have) => cls.split(/\s+/).every((c) => have.has(c)));
+  for (const item of film.legend || []) if (shows(item.class)) add(chip(`node gt-box ${item.class}`, "box"), item.label);
+  for (const item of film.marks || []) {
+    if (shows(item.class)) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
+  }
   const lines = Array.isArray(film.lines) && film.lines.length ? film.lines.map((l) => [l.class, l.label]) : LINES;
-  for (const [cls, label] of lines) add(chip(`edge gt-edge ${cls}`, "line"), label);
+  for (const [cls, label] of lines) if (shows(cls)) add(chip(`edge gt-edge ${cls}`, "line"), label);
   return box;
+}
+
+// The class lists the film's pictures use (each element's, in any frame), so the legend lists only
+// what this trace can show; null for a film too big to read them all (the legend then lists everything).
+function usedClasses(film) {
+  const frames = film.frames || [];
+  if (frames.length > 5000) return null;
+  const seen = new Set();
+  for (const frame of frames) for (const cls of Object.values(frame.classes || {})) seen.add(cls);
+  const used = Array.from(seen, (cls) => new Set(cls.split(/\s+/)));
+  if ((film.steps || []).some((s) => s.culprits && s.culprits.length)) used.push(new Set(["gt-m-culprit"]));
+  if ((film.backward || []).some((p) => p.diff && p.diff.freed && p.diff.freed.length)) {
+    used.push(new Set(["gt-m-freed", "gt-e-saved"]));
+  }
+  return used;
 }
 
 const LINES = [
@@ -608,7 +701,7 @@ function savePng(doc, text, size, name, scale) {
 
 function fileStem(film, step) {
   const base = String(film.title || film.filename || "gradtrace").replace(/[^A-Za-z0-9_.-]+/g, "_").replace(/^_+|_+$/g, "");
-  return `${base || "gradtrace"}-step${step.index}`;
+  return `${base || "gradtrace"}-step${stepNumber(step)}`;
 }
 
 // ------------------------------------------------------------------ controls
@@ -664,7 +757,7 @@ function fillStepList(list, steps, kinds) {
   list.textContent = "";
   steps.forEach((s, i) => {
     const mark = kinds[i].size ? ` [${Array.from(kinds[i]).join(", ")}]` : "";
-    const opt = h("option", null, `step ${s.index} · line ${s.lineno}: ${s.code}${mark}`);
+    const opt = h("option", null, `step ${stepNumber(s)} · line ${s.lineno}: ${s.code}${mark}`);
     opt.value = String(i);
     list.appendChild(opt);
   });
@@ -802,7 +895,7 @@ function twinPanel() {
       fillList(names, words.names.length ? words.names : ["(none)"]);
       const boxes = h("ul");
       fillList(boxes, words.boxes.length ? words.boxes : ["(none)"]);
-      el.append(h("h4", null, `picture of step ${index}: names`), names, h("h4", null, "objects and backward nodes"),
+      el.append(h("h4", null, `picture of step ${index + 1}: names`), names, h("h4", null, "objects and backward nodes"),
         boxes);
     },
     toggle(on) {
@@ -831,6 +924,7 @@ function pickPanel(film, onPick) {
           onPick(id);
         });
         b.classList.add("gt-pick-btn");
+        b.dataset.id = id;
         b.addEventListener("focus", () => item.g.classList.add("gt-focused"));
         b.addEventListener("blur", () => item.g.classList.remove("gt-focused"));
         el.appendChild(b);
@@ -993,6 +1087,114 @@ function saveStep(film, step, picture, root, kind) {
   else savePng(doc, text, picture.size, `${name}.png`, 2);
 }
 
+// ------------------------------------------------------------------ unfolding a folded box
+
+// A big graph's film draws modules and repeated runs as single "folded" boxes (class gt-m-folded).
+// Each step maps such a box's element id to a view (film.views[k]: a sheet, a frame and details):
+// that step's picture with this one box unfolded, everything else folded as before, laid out ahead
+// of time (render/film.py). Click or Enter opens it; "fold again" or Esc folds it; the next steps
+// keep it open while they have a view of the same block (its own id, e.g. "mod:model.layer1.0").
+function unfolder(film, steps, onChange) {
+  const views = Array.isArray(film.views) ? film.views : [];
+  let open = null; // the open block's own id
+  let note = null; // [step, words]: a folded box that has no view at this step
+  let reveal = null; // the element to scroll into view once drawn: the unfolded frame, or the box folded again
+  const el = h("div", "gt-unfold gt-off");
+  el.setAttribute("aria-live", "polite");
+  const words = h("span", "gt-unfold-words");
+  const back = button("fold again", "fold the box again (Esc)", () => close());
+  el.append(words, back);
+
+  const folded = (frame, dom) => /\bgt-m-folded\b/.test((frame && frame.classes[dom]) || "");
+  function blockOf(details, dom) {
+    const d = details && details[dom] !== undefined ? film.details[details[dom]] : null;
+    return d && d.type === "block" ? d : null;
+  }
+  // The view of block `id` at step i (and `title`, when given, must match too) and the box's id, or null.
+  function find(i, id, title) {
+    const step = steps[i] || {};
+    for (const [dom, k] of Object.entries(step.unfold || {})) {
+      const b = blockOf(step.details, dom);
+      if (b && b.id === id && (title === undefined || b.title === title) && views[k]) return { view: views[k], dom };
+    }
+    return null;
+  }
+  let at = null; // the folded box's id in the step's own picture, while open
+  function close() {
+    if (open === null && note === null) return false;
+    if (open !== null) reveal = at;
+    open = null;
+    note = null;
+    onChange();
+    return true;
+  }
+  return {
+    el,
+    close,
+    get open() {
+      return open !== null;
+    },
+    // The view to draw at step i instead of the folded picture (null: folded); leaving a step without it folds.
+    view(i) {
+      const found = open === null ? null : find(i, open);
+      if (!found) open = null;
+      at = found ? found.dom : null;
+      return found ? found.view : null;
+    },
+    // A click (or Enter) on `dom` at step i, in `frame` (of the view `shown`, or folded): true when it unfolded.
+    pick(i, dom, frame, shown) {
+      if (!folded(frame, dom)) return false;
+      const block = blockOf(shown ? shown.details : steps[i].details, dom);
+      if (!block) return false;
+      const found = find(i, block.id, shown ? block.title : undefined);
+      if (!found) {
+        note = [i, shown ? `${block.title} stays folded in this view; its details are shown.`
+          : `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
+            + "its details are shown instead."];
+        return false;
+      }
+      open = block.id;
+      note = null;
+      reveal = "gt-unfolded";
+      onChange();
+      back.focus({ preventScroll: true });
+      return true;
+    },
+    // The bar above the picture, a tooltip on each folded box and words on its keyboard button.
+    show(i, shown, picture, frame, pickEl) {
+      if (note && note[0] !== i) note = null;
+      const text = shown ? `Unfolded: ${shown.label}. Everything else is folded as before.` : note ? note[1] : "";
+      words.textContent = esc(text);
+      el.classList.toggle("gt-off", !text);
+      back.classList.toggle("gt-off", !shown);
+      const opens = new Set();
+      for (const [id, item] of picture.items) {
+        if (!folded(frame, id)) continue;
+        const tip = item.g.querySelector("title") || item.g.insertBefore(svgEl("title"), item.g.firstChild);
+        const block = shown ? blockOf(shown.details, id) : null;
+        const has = shown ? !!block && !!find(i, block.id, block.title) : (steps[i].unfold || {})[id] !== undefined;
+        if (has) opens.add(id);
+        tip.textContent = has ? "folded: click (or Enter) to unfold" : "folded (no unfolded picture at this step)";
+      }
+      const target = reveal && picture.svg ? picture.svg.querySelector(`g[id="${CSS.escape(reveal)}"]`) : null;
+      reveal = null;
+      const box = picture.el.parentElement;
+      if (target && box) { // scroll the picture (not the page) to what just opened or closed
+        const r = target.getBoundingClientRect();
+        const q = box.getBoundingClientRect();
+        box.scrollLeft += r.left - q.left - Math.max(8, (q.width - r.width) / 2);
+        box.scrollTop += r.top - q.top - Math.max(8, (q.height - r.height) / 2);
+      }
+      for (const b of pickEl.querySelectorAll("button[data-id]")) {
+        if (!opens.has(b.dataset.id)) continue;
+        const label = `unfold ${b.textContent}`;
+        b.title = label;
+        b.setAttribute("aria-label", label);
+      }
+    },
+  };
+}
+
 // ------------------------------------------------------------------ the stepper
 
 export function mount(el, film, options = {}) {
@@ -1000,7 +1202,7 @@ export function mount(el, film, options = {}) {
   const n = steps.length;
   const kinds = eventKinds(film);
   const pairs = film.backward || [];
-  const state = { pos: 0, selected: null, diff: false, before: false, sub: -1, text: false };
+  const state = { pos: 0, selected: null, diff: false, before: false, sub: -1, text: false, view: null, frame: null };
   const cleanups = [];
   const doc = el.ownerDocument;
   const act = {
@@ -1021,6 +1223,12 @@ export function mount(el, film, options = {}) {
   el.textContent = "";
   const v = layout(film, act, () => select(null, true));
   const { root, controls, graph } = v;
+  const unfold = unfolder(film, steps, () => {
+    state.selected = null;
+    picture.select(null);
+    render();
+  });
+  graph.parentNode.insertBefore(unfold.el, graph);
   el.appendChild(v.host);
   controls.slider.max = String(Math.max(n - 1, 0));
   fillStepList(controls.list, steps, kinds);
@@ -1042,6 +1250,7 @@ export function mount(el, film, options = {}) {
   // -------------------------------------------------------------- details, opened in place
   let anchor = null;
   function select(id, refocus, g) {
+    if (id && unfold.pick(state.pos, id, state.frame, state.view)) return;
     state.selected = id;
     anchor = g || (id && picture.items.get(id) ? picture.items.get(id).g : null);
     picture.select(id);
@@ -1059,7 +1268,7 @@ export function mount(el, film, options = {}) {
       v.popover.hide();
       return;
     }
-    const ref = step.details[state.selected];
+    const ref = (state.view ? state.view.details : step.details)[state.selected];
     v.popover.fill(ref === undefined ? null : film.details[ref], "Not alive at this step.");
     v.popover.place(anchor, view.presenting ? root : graph);
   }
@@ -1067,9 +1276,9 @@ export function mount(el, film, options = {}) {
   // -------------------------------------------------------------- drawing one step
   function renderControls(step) {
     const b = controls.b;
-    v.header.status.textContent = esc(`step ${step.index} (${steps[0].index}–${steps[n - 1].index}) · line ${step.lineno}`);
+    v.header.status.textContent = esc(`step ${stepNumber(step)} of ${stepNumber(steps[n - 1])} · line ${step.lineno}`);
     controls.slider.value = String(state.pos);
-    controls.slider.setAttribute("aria-valuetext", `step ${step.index}, line ${step.lineno}`);
+    controls.slider.setAttribute("aria-valuetext", `step ${stepNumber(step)} of ${stepNumber(steps[n - 1])}, line ${step.lineno}`);
     controls.list.value = String(state.pos);
     b.prev.disabled = b.first.disabled = state.pos === 0;
     b.next.disabled = b.last.disabled = state.pos === n - 1;
@@ -1086,19 +1295,21 @@ export function mount(el, film, options = {}) {
   }
 
   function renderPicture(step, shownIndex, pair) {
-    const shown = sheetPicture(steps[shownIndex].sheet || 0);
+    state.view = !pair && state.sub < 0 ? unfold.view(shownIndex) : null; // one block unfolded
+    const shown = sheetPicture(state.view ? state.view.sheet : steps[shownIndex].sheet || 0);
     if (shown !== picture) {
       graph.replaceChild(shown.el, picture.el);
       picture = shown;
       picture.select(state.selected);
       view.apply();
     }
-    const frame = frameOf(shownIndex);
+    const frame = state.view ? film.frames[state.view.frame] : frameOf(shownIndex);
+    state.frame = frame;
     const lines = step.reverse || [];
     const f = flowView(step, state.sub, lines);
     const d = pair ? diffOf(film, pair) : null;
     const more = d ? diffClasses(d) : f.more;
-    culpritClasses(step, more);
+    if (!state.view) culpritClasses(step, more);
     picture.apply(frame, more);
     if (d) drawDiff(picture, d);
     else drawFlow(picture, film, f, pairAt(state.pos) ? frameOf(pairAt(state.pos).before) : null);
@@ -1112,6 +1323,7 @@ export function mount(el, film, options = {}) {
     v.reverse.show(lines, f.current.size || !lines.length ? f.current : finalLines(lines));
     v.twin.show(film, frame, steps[shownIndex].index);
     v.pick.show(frame, picture);
+    unfold.show(shownIndex, state.view, picture, frame, v.pick.el);
   }
 
   function render() {
@@ -1132,6 +1344,28 @@ export function mount(el, film, options = {}) {
     v.what.show({ events, explanation: failed ? errorWords(film, step) : step.explanation || null,
       warnings: warningsOf(film, step, state.pos === n - 1) });
     renderDetails(step);
+    reveal();
+  }
+
+  // A picture wider (or taller) than its box scrolls to what the step is about (what it made, moved,
+  // changed, the node the reverse pass is at, what backward() changed), once per step, walk or view.
+  let revealed = null;
+  function reveal() {
+    const key = `${state.pos}:${state.sub}:${state.diff}:${state.before}:${view.presenting}`;
+    if (key === revealed || !picture.svg) return;
+    revealed = key;
+    const focus = Array.from(picture.svg.querySelectorAll(FOCUS)).filter((g) => !g.classList.contains("gt-hidden"));
+    const box = graph.getBoundingClientRect();
+    if (!focus.length || !box.width) return;
+    const rects = focus.map((g) => g.getBoundingClientRect());
+    const want = { left: Math.min(...rects.map((r) => r.left)), right: Math.max(...rects.map((r) => r.right)),
+      top: Math.min(...rects.map((r) => r.top)), bottom: Math.max(...rects.map((r) => r.bottom)) };
+    const inner = { left: box.left + 4, right: box.left + graph.clientWidth - 4, top: box.top + 4,
+      bottom: box.top + graph.clientHeight - 4 };
+    const shift = (lo, hi, from, to) => (hi - lo > to - from ? hi - to : lo < from ? lo - from : hi > to ? hi - to : 0);
+    const dx = shift(want.left, want.right, inner.left, inner.right);
+    const dy = shift(want.top, want.bottom, inner.top, inner.bottom);
+    if (dx || dy) graph.scrollBy({ left: dx, top: dy, behavior: "instant" });
   }
 
   // -------------------------------------------------------------- moving
@@ -1207,6 +1441,7 @@ export function mount(el, film, options = {}) {
   // Escape closes what is open, innermost first; false when nothing was.
   function escape() {
     if (v.popover.open) select(null, true);
+    else if (unfold.close()) root.focus({ preventScroll: true });
     else if (view.presenting) view.present(false);
     else if (state.diff) toggleDiff();
     else if (state.sub >= 0) walk(-state.sub - 1);
@@ -1318,7 +1553,15 @@ function render({ model, el }) {
   };
 }
 
-/** Mount every film of the page: <script type="application/json" data-gt-film="<id of its element>">. */
+/** The text of gzip-compressed, base64-encoded bytes (the browser's own DecompressionStream). */
+export async function unpackText(b64) {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+}
+
+/** Mount every film of the page: <script type="application/json" data-gt-film="<id of its element>">.
+ *  The JSON is the film itself, or (a notebook's output, to keep the saved notebook small) one string:
+ *  the film's JSON gzip-compressed and base64-encoded. */
 export function boot(doc = document, tries = 0) {
   let waiting = false;
   for (const data of Array.from(doc.querySelectorAll('script[type="application/json"][data-gt-film]'))) {
@@ -1330,7 +1573,10 @@ export function boot(doc = document, tries = 0) {
     }
     data.dataset.gtMounted = "1";
     const page = data.dataset.gtHost === "page";
-    mount(el, JSON.parse(data.textContent), page ? { globalKeys: true } : { host: "notebook" });
+    const options = page ? { globalKeys: true } : { host: "notebook" };
+    const film = JSON.parse(data.textContent);
+    if (typeof film === "string") unpackText(film).then((text) => mount(el, JSON.parse(text), options));
+    else mount(el, film, options);
   }
   // a notebook may run this script before its output is attached to the page
   if ((waiting || tries === 0) && tries < 120) requestAnimationFrame(() => boot(doc, tries + 1));

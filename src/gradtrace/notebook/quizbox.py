@@ -1,0 +1,163 @@
+"""A quiz in JupyterLab: its question, a note for the saved notebook, and an answer box the kernel checks.
+
+Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
+
+``%load_ext gradtrace`` registers :func:`show_question` as the way a
+:class:`~gradtrace.explain.quiz.Question` displays itself in the kernel. It shows two outputs:
+
+1. the question (``text/html`` and ``text/plain``) and a note, written for the notebook as it is
+   saved: checking needs the kernel, so when nothing answers (a reopened notebook, a restarted
+   kernel) the note names the cells to run, by the numbers their prompts show: the cell that
+   imported gradtrace and this one (or Run All);
+2. the answer box (:class:`QuizBox`, an anywidget): Enter or *Check* sends the answer to the
+   kernel, which grades it (:class:`~gradtrace.explain.quiz.Attempts`: a hint after a wrong
+   answer, another try, *Show answer*) and writes the verdict back.
+
+The box hides the note while a kernel answers it (it says hello when drawn, the kernel answers),
+and shows it again when the kernel goes away. So:
+
+- live (after running the cell, after Run All, or a reopened notebook whose kernel still runs,
+  whose widgets JupyterLab draws again from the kernel): the box answers, no note;
+- a saved notebook with no kernel behind it: the question and the note (and, if JupyterLab saved
+  widget state, a box that says "No kernel answered" when used);
+- an nbconvert export or a viewer with no kernel: the question and the note.
+
+Without ``%load_ext gradtrace`` a question shows as before (one output; ipywidgets box).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import secrets
+from importlib import resources
+from typing import Any
+
+__all__ = ["QuizBox", "show_question", "register", "dead_note"]
+
+#: a cell that makes gradtrace available: ``import gradtrace``, ``from gradtrace ...``, ``%load_ext gradtrace``
+_SETUP = re.compile(r"^\s*(import gradtrace\b|from gradtrace\b|get_ipython\(\)\.run_line_magic\('load_ext', "
+                    r"'gradtrace'\))", re.M)
+
+
+@functools.cache
+def _static(name: str) -> str:
+    return (resources.files("gradtrace.notebook") / "static" / name).read_text(encoding="utf-8")
+
+
+def _cells(shell: Any) -> tuple[int | None, int | None]:
+    """(the cell running now, the latest earlier cell that imported gradtrace), as their prompts number them."""
+    if shell is None:
+        return None, None
+    now = getattr(shell, "execution_count", None)
+    inputs = list(shell.user_ns.get("In", []) or []) if hasattr(shell, "user_ns") else []
+    setup = None
+    for number in range(min(len(inputs), now or len(inputs)) - 1, 0, -1):
+        if _SETUP.search(str(inputs[number])):
+            setup = number
+            break
+    return (now if isinstance(now, int) else None), setup
+
+
+def dead_note(now: int | None, setup: int | None) -> str:
+    """What a learner reads beside a quiz with no kernel behind it: which cells to run."""
+    this = f"this cell, [{now}]" if now else "this cell"
+    if setup and setup != now:
+        steps = f"run cell [{setup}] (it imports gradtrace), then {this}"
+    else:
+        steps = f"run {this}"
+    return (f"Checking an answer needs the notebook's kernel. If the box does not answer (a reopened notebook, "
+            f"a restarted kernel): {steps}; or Run → Run All Cells.")
+
+
+class _Box:
+    """The answer box's behaviour, apart from the widget: what the kernel does with each message."""
+
+    def __init__(self, question: Any) -> None:
+        from ..explain.quiz import Attempts
+
+        self.attempts = Attempts(question)
+
+    def answer(self, content: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(traits to set, message to send back) for one message from the front end."""
+        kind = content.get("kind") if isinstance(content, dict) else None
+        if kind == "check":
+            result = self.attempts.submit(str(content.get("answer", "")))
+            shown = {"result": result, "revealable": bool(self.attempts.tries and not self.attempts.solved)}
+            return shown, {"kind": "checked"}
+        if kind == "reveal":
+            return {"result": self.attempts.reveal(), "revealable": False}, {"kind": "checked"}
+        return {}, {"kind": "alive"}
+
+
+@functools.cache
+def _widget_class() -> type:
+    import anywidget
+    import traitlets as t
+
+    class QuizBox(anywidget.AnyWidget):
+        """The answer box: Enter or Check sends the answer; the kernel writes the verdict into ``result``."""
+
+        _esm = _static("quizbox.js")
+        _css = _static("quizbox.css")
+        uid = t.Unicode("").tag(sync=True)
+        result = t.Unicode("").tag(sync=True)
+        revealable = t.Bool(False).tag(sync=True)
+
+        def __init__(self, question: Any, uid: str = "") -> None:
+            super().__init__(uid=uid)
+            self._box = _Box(question)
+            self.on_msg(self._message)
+
+        def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+            traits, reply = self._box.answer(content)
+            for name, value in traits.items():
+                setattr(self, name, value)
+            self.send(reply)
+
+        def __repr__(self) -> str:
+            return "(the quiz's answer box: it needs the notebook's kernel)"
+
+    return QuizBox
+
+
+def QuizBox(question: Any, uid: str = "") -> Any:  # noqa: N802 - a class, made on first use
+    """The answer box widget for ``question`` (needs anywidget); ``uid`` names the note it hides while answered."""
+    return _widget_class()(question, uid=uid)
+
+
+def _question_bundle(question: Any, uid: str, note: str) -> dict[str, str]:
+    prompt = html.escape(question.prompt)
+    return {
+        "text/plain": f"{question.prompt}\n\n{note}",
+        "text/html": (f"<pre>{prompt}</pre><p class='gt-quiz-note' data-gt-quiz='{uid}' "
+                      f"style='margin:4px 0;padding:4px 8px;border-left:3px solid #9a3412'>{html.escape(note)}</p>"),
+    }
+
+
+def show_question(question: Any) -> None:
+    """Display ``question`` in the running kernel: the question and its note, then the answer box."""
+    from IPython import get_ipython
+    from IPython.display import display
+
+    now, setup = _cells(get_ipython())
+    note = dead_note(now, setup)
+    uid = "gt-quiz-" + secrets.token_hex(6)
+    display(_question_bundle(question, uid, note), raw=True)
+    try:
+        box = QuizBox(question, uid=uid)
+    except ImportError:  # no anywidget: the plain ipywidgets box (no note hiding, but it answers)
+        from ..explain.quiz import Question
+
+        view = Question.widget(question)
+        if view is not None:
+            display(view)
+        return
+    display(box)
+
+
+def register(shell: Any) -> None:
+    """Make questions display through :func:`show_question` in ``shell`` (``%load_ext gradtrace``)."""
+    formatter = shell.display_formatter.ipython_display_formatter
+    formatter.for_type_by_name("gradtrace.explain.quiz", "Question", show_question)
