@@ -461,15 +461,19 @@ class Tracer(RunDriver):
         # called from the torch function mode, where the line hook still sees every call: our own
         # calls would each go through it (on 3.12+ switching it costs more than it saves)
         hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        collecting = gc.isenabled()
         with quiet():
             grad_mode = torch.is_grad_enabled()
             try:
                 if hook is not None:
                     sys.settrace(None)
+                gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
                 torch._C._set_grad_enabled(False)
                 self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
             finally:
                 torch._C._set_grad_enabled(grad_mode)
+                if collecting:
+                    gc.enable()
                 if hook is not None:
                     sys.settrace(hook)
 
