@@ -3,10 +3,16 @@
     python benchmarks/_child.py memory plain|traced    peak RSS of the MLP loop, plain or traced
     python benchmarks/_child.py chain gradtrace|torchviz N    the N-op chain: trace + folded picture, or torchviz
     python benchmarks/_child.py model NAME plain|traced    peak RSS of one training step of a real model
+    python benchmarks/_child.py mlp plain|traced    CPU seconds of the MLP loop (after the same warm-up)
+    python benchmarks/_child.py uncapped N    CPU seconds of tracing an N-op chain, every step recorded
+    python benchmarks/_child.py recursion plain|traced DEPTH    CPU seconds of a recursion DEPTH deep
+    python benchmarks/_child.py cold plain|traced    CPU seconds of the first optimizer creation
+    python benchmarks/_child.py still N K1 K2    bytes a Trace retains: an N-op chain, then K1 or K2 idle steps
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -103,17 +109,100 @@ def chain_torchviz(n: int) -> dict[str, object]:
 def model_memory(name: str, kind: str) -> dict[str, object]:
     import gradtrace
 
-    model, ids = workloads.transformers_models()[name]
-    ns = {"model": model, "ids": ids, "opt": torch.optim.SGD(model.parameters(), lr=0.01)}
-    exec(compile(workloads.TRAIN_STEP, "<warm-up>", "exec"), dict(ns))  # first-call allocations on both sides
+    real = workloads.real_models()[0][name]()
+    ns = real.namespace(lr=0.01)
+    exec(compile(real.step, "<warm-up>", "exec"), dict(ns))  # first-call allocations on both sides
     reset = reset_peak()
     before = peak_rss_mb()
     if kind == "plain":
-        exec(compile(workloads.TRAIN_STEP, "<plain>", "exec"), ns)
+        exec(compile(real.step, "<plain>", "exec"), ns)
     else:
-        trace = gradtrace.trace_code(workloads.TRAIN_STEP, ns)
+        trace = gradtrace.trace_code(real.step, ns)
         assert len(trace) > 0
     return {"kind": kind, "peak_mb": peak_rss_mb(), "before_mb": before, "peak_reset": reset}
+
+
+UNCAPPED = 10**9  # max_steps: record every step
+
+
+def warm_up() -> None:
+    """The same first calls on both sides (torch's lazy imports, the tracer's), so only the timed run differs."""
+    import gradtrace
+
+    exec(compile(workloads.mlp_source(1), "<warm-up>", "exec"), {})
+    gradtrace.trace_code(workloads.mlp_source(1), {})
+
+
+def cpu_seconds(kind: str, source: str) -> tuple[float, int]:
+    """CPU seconds of running ``source`` plainly or traced (every step recorded), and the steps recorded."""
+    import gradtrace
+
+    code = compile(source, "<plain>", "exec")
+    gc.collect()
+    start = time.process_time()
+    if kind == "plain":
+        exec(code, {})
+        steps = 0
+    else:
+        steps = len(gradtrace.trace_code(source, {}, max_steps=UNCAPPED))
+    return time.process_time() - start, steps
+
+
+def mlp(kind: str) -> dict[str, object]:
+    warm_up()
+    seconds, steps = cpu_seconds(kind, workloads.mlp_source(100))
+    return {"kind": kind, "cpu_s": seconds, "steps": steps}
+
+
+def uncapped(n: int) -> dict[str, object]:
+    warm_up()
+    plain, _ = cpu_seconds("plain", workloads.chain_source(n))
+    seconds, steps = cpu_seconds("traced", workloads.chain_source(n))
+    return {"n": n, "cpu_s": seconds, "steps": steps, "plain_s": plain}
+
+
+def recursion(kind: str, depth: int) -> dict[str, object]:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20 * depth))
+    warm_up()
+    seconds, steps = cpu_seconds(kind, workloads.recursion_source(depth))
+    return {"kind": kind, "cpu_s": seconds, "steps": steps}
+
+
+COLD = "import torch\nmodel = torch.nn.Linear(8, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+
+
+def cold(kind: str) -> dict[str, object]:
+    """The first optimizer of a fresh process imports ``torch._dynamo`` (about half a million Python calls)."""
+    import gradtrace
+
+    gradtrace.trace_code("a = 1", {})  # the tracer's own first-call work, on both sides
+    assert "torch._dynamo" not in sys.modules, "the cold start is not cold: torch._dynamo is already imported"
+    seconds, steps = cpu_seconds(kind, COLD)
+    return {"kind": kind, "cpu_s": seconds, "steps": steps}
+
+
+def still(n: int, short: int, long: int) -> dict[str, object]:
+    """Bytes the Trace of :func:`workloads.still_source` retains (tracemalloc), for two loop lengths."""
+    import tracemalloc
+
+    import gradtrace
+
+    out: dict[str, object] = {"n": n, "nodes": workloads.backward_nodes(workloads.chain_loss(n))}
+    gradtrace.trace_code(workloads.still_source(n, 10), {}, max_steps=UNCAPPED)  # caches filled before measuring
+    tracemalloc.start()
+    for iterations in (short, long):
+        gradtrace.trace_code("a = 1", {})  # the module's last trace is now a tiny one
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        ns: dict[str, object] = {}
+        trace = gradtrace.trace_code(workloads.still_source(n, iterations), ns, max_steps=UNCAPPED)
+        ns.clear()  # the learner's tensors go; what stays is the Trace
+        gc.collect()
+        out[f"bytes_{iterations}"] = tracemalloc.get_traced_memory()[0] - before
+        out[f"steps_{iterations}"] = len(trace)
+        del trace
+    tracemalloc.stop()
+    return out
 
 
 def main(argv: list[str]) -> None:
@@ -125,6 +214,16 @@ def main(argv: list[str]) -> None:
         out = chain_torchviz(int(argv[2]))
     elif argv[0] == "model":
         out = model_memory(argv[1], argv[2])
+    elif argv[0] == "mlp":
+        out = mlp(argv[1])
+    elif argv[0] == "uncapped":
+        out = uncapped(int(argv[1]))
+    elif argv[0] == "recursion":
+        out = recursion(argv[1], int(argv[2]))
+    elif argv[0] == "cold":
+        out = cold(argv[1])
+    elif argv[0] == "still":
+        out = still(int(argv[1]), int(argv[2]), int(argv[3]))
     else:
         raise SystemExit(__doc__)
     print(json.dumps(out))

@@ -1,16 +1,20 @@
 """The programs the benchmarks run: a ResNet-like net, a small MLP training loop, a long chain.
 
-Each is plain PyTorch (no torchvision), small enough to run on one CPU core.
+Each is plain PyTorch, small enough to run on one CPU core; :func:`real_models` adds the real models
+of the ``bench`` extra (``transformers``) and of ``torchvision`` where they import.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
 __all__ = [
-    "ResNet50", "ResNetLike", "backward_nodes", "chain_loss", "chain_source", "mlp_source", "resnet50_source",
-    "resnet_loss", "wide_loss", "wide_source",
+    "VISION", "RealModel", "ResNet50", "ResNetLike", "backward_nodes", "chain_loss", "chain_source", "mlp_source",
+    "real_models", "recursion_source", "resnet50_source", "resnet_loss", "still_source", "wide_loss", "wide_source",
 ]
 
 
@@ -96,6 +100,24 @@ for _ in range({length}):
 """
 
 
+def recursion_source(depth: int) -> str:
+    """A function that calls itself ``depth`` times, one multiplication per call (a graph ``depth`` deep)."""
+    return f"""\
+import torch
+def down(h, n):
+    if n == 0:
+        return h
+    return down(h * 1.0001, n - 1)
+x = torch.ones(1, requires_grad=True)
+y = down(x, {depth})
+"""
+
+
+def still_source(length: int, iterations: int) -> str:
+    """A ``length``-op chain, then a loop of ``iterations`` statements that leave its graph as it is."""
+    return chain_source(length) + f"for i in range({iterations}):\n    k = i\n"
+
+
 class Bottleneck(nn.Module):
     """1x1, 3x3, 1x1 convolutions with batch norms, plus a shortcut (torchvision's ResNet-50 block)."""
 
@@ -170,23 +192,89 @@ def chain_loss(n: int) -> torch.Tensor:
     return h
 
 
-def transformers_models() -> dict[str, tuple[nn.Module, torch.Tensor]]:
-    """GPT-2 and BERT from small configs with random weights (nothing downloaded), with a batch of token ids.
+class RealModel(NamedTuple):
+    """A real model, the inputs of one batch, and the line that computes its loss from them."""
 
-    Needs the ``bench`` extra (``transformers``); raises ImportError without it.
-    """
+    model: nn.Module
+    inputs: dict[str, Any]  # the names the loss line uses besides ``model`` (and ``torch``)
+    forward: str  # ``loss = ...``, one line
+
+    @property
+    def step(self) -> str:
+        """One training step, as a learner writes it: zero_grad, forward, backward, step."""
+        return f"opt.zero_grad()\n{self.forward}\nloss.backward()\nopt.step()\n"
+
+    def namespace(self, lr: float = 0.0) -> dict[str, Any]:
+        """The names :attr:`step` runs in, with a fresh SGD optimizer (lr 0: the weights stay as they are)."""
+        return {"torch": torch, **self.inputs, "model": self.model,
+                "opt": torch.optim.SGD(self.model.parameters(), lr=lr)}
+
+    def loss(self) -> torch.Tensor:
+        """The loss of one forward pass, run plainly."""
+        ns: dict[str, Any] = {"torch": torch, **self.inputs, "model": self.model}
+        exec(self.forward, ns)
+        return ns["loss"]
+
+
+def _gpt2() -> RealModel:
     import transformers
 
     transformers.logging.set_verbosity_error()
     torch.manual_seed(0)
-    ids = torch.randint(0, 100, (2, 16))
-    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
         n_layer=2, n_head=2, n_embd=64, vocab_size=100, n_positions=32, bos_token_id=0, eos_token_id=0))
-    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+    return RealModel(model, {"ids": torch.randint(0, 100, (2, 16))}, "loss = model(ids, labels=ids).loss")
+
+
+def _bert() -> RealModel:
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    model = transformers.BertForMaskedLM(transformers.BertConfig(
         hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, vocab_size=100,
         max_position_embeddings=32, pad_token_id=0))
-    return {"GPT-2": (gpt2, ids), "BERT": (bert, ids)}
+    return RealModel(model, {"ids": torch.randint(0, 100, (2, 16))}, "loss = model(ids, labels=ids).loss")
 
 
-#: One training step of a model named ``model`` on token ids named ``ids`` (with ``opt``, an optimizer).
-TRAIN_STEP = "opt.zero_grad()\nloss = model(ids, labels=ids).loss\nloss.backward()\nopt.step()\n"
+#: torchvision models, full architecture with random weights and a 10-class head; the input side (pixels)
+#: is small so that a step runs in well under a second on one core (the graph is the full model's).
+VISION = {"resnet18": ({}, 64), "resnet50": ({}, 64), "mobilenet_v3_small": ({}, 64),
+          "vit_b_16": ({"image_size": 32}, 32)}
+
+
+def _vision(name: str) -> Callable[[], RealModel]:
+    def build() -> RealModel:
+        import torchvision
+
+        kwargs, side = VISION[name]
+        torch.manual_seed(0)
+        model = getattr(torchvision.models, name)(weights=None, num_classes=10, **kwargs)
+        inputs = {"x": torch.randn(2, 3, side, side), "y": torch.tensor([0, 7])}
+        return RealModel(model, inputs, "loss = torch.nn.functional.cross_entropy(model(x), y)")
+    return build
+
+
+def real_models() -> tuple[dict[str, Callable[[], RealModel]], list[str]]:
+    """The real models whose libraries import here (each built when called), and why the others are absent.
+
+    GPT-2 and BERT come from ``transformers`` (the ``bench`` extra), built from small configs;
+    resnet18, resnet50, mobilenet_v3_small and vit_b_16 from ``torchvision``. Random weights: nothing
+    is downloaded.
+    """
+    builders: dict[str, Callable[[], RealModel]] = {}
+    missing = []
+    try:
+        import transformers  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - a broken install says why in the table, it does not stop the run
+        missing.append(f"transformers does not import ({type(exc).__name__}: {str(exc)[:80]}): "
+                       "pip install 'gradtrace[bench]'")
+    else:
+        builders.update({"GPT-2": _gpt2, "BERT": _bert})
+    try:
+        import torchvision  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - e.g. a CUDA torchvision beside a CPU torch: "torchvision::nms"
+        missing.append(f"torchvision does not import ({type(exc).__name__}: {str(exc)[:80]})")
+    else:
+        builders.update({name: _vision(name) for name in VISION})
+    return builders, missing

@@ -208,6 +208,7 @@ def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
         """
         import torch, gradtrace
         from gradtrace.render.fold import fold, plan_dot
+        from gradtrace.render.svg import dot_to_svg
         ns = {}
         src = "import torch\\nh = torch.ones(1, requires_grad=True)\\nfor _ in range(100000):\\n    h = h * 1.0001\\n"
         trace = gradtrace.trace_code(src, ns, max_steps=200)
@@ -222,7 +223,8 @@ def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
             muls += node.name() == "MulBackward0"
             todo.extend(n for n, _ in node.next_functions)
         del todo, node
-        print(muls, plan.blocks[0].count, trace.steps_unrecorded, "× 100,000: MulBackward0" in dot)
+        svg = dot_to_svg(dot)  # a layout child process started and done: then the learner frees the chain
+        print(muls, plan.blocks[0].count, trace.steps_unrecorded, "× 100,000: MulBackward0" in svg)
         del ns["h"]
         print("freed")
         """
@@ -234,6 +236,39 @@ def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
     muls, block, unrecorded, labelled = counts.split()
     assert muls == block == "100000" and labelled == "True" and int(unrecorded) > 0
     assert freed == "freed"
+
+
+def test_layouts_in_threads_start_children_with_the_usual_stack_limit_and_raise_it_after():
+    """gradtrace's own layout children (several at once) get the usual limit; the raised one is back after the last."""
+    code = textwrap.dedent(
+        """
+        import resource, subprocess, sys
+        from gradtrace.tracer.stack import ensure_deep_stack
+        base = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        raised = ensure_deep_stack()
+        if base == resource.RLIM_INFINITY or raised == base:
+            print("unlimited")
+            raise SystemExit
+        def child():
+            return subprocess.run(["sh", "-c", "ulimit -s"], capture_output=True, text=True).stdout.strip()
+        sys.audit("gradtrace.child_start"); sys.audit("gradtrace.child_start")  # two layouts starting
+        first = child()
+        sys.audit("gradtrace.child_done")  # one has started its child; the other has not yet
+        second = child()
+        between = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        sys.audit("gradtrace.child_done")
+        after = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        print(first, second, base // 1024, between == base, after == raised)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    if done.stdout.strip() == "unlimited":
+        pytest.skip("the stack limit here is unlimited: gradtrace does not raise it")
+    first, second, usual, between, after = done.stdout.split()
+    assert first == second == usual
+    assert between == after == "True"
 
 
 # ------------------------------------------------------------------ memory

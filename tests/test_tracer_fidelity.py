@@ -117,7 +117,8 @@ def test_trace_of_a_lambda_records_its_step():
     assert [s.code for s in trace.steps] == ["(x * 2).sum()"]
 
 
-def test_a_program_that_replaces_the_trace_function_is_told_where_following_stopped():
+def test_a_program_that_replaces_the_trace_function_is_told_where_following_stopped(monkeypatch):
+    monkeypatch.setenv("GRADTRACE_LINE_EVENTS", "settrace")  # only this path is blinded (test_tracer_paths.py)
     def program():
         import sys
 

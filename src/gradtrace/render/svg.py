@@ -57,6 +57,7 @@ def _run(source: str, fmt: str, timeout: float) -> bytes:
     binary = dot_binary()
     if binary is None:
         raise LayoutError(f"no Graphviz layout binary found: {INSTALL_HINT}")
+    sys.audit("gradtrace.child_start")  # see gradtrace.tracer.stack: the child gets the usual stack limit
     try:
         done = subprocess.run(
             [binary, f"-T{fmt}"],
@@ -69,6 +70,10 @@ def _run(source: str, fmt: str, timeout: float) -> bytes:
         raise LayoutError(f"{binary} took more than {timeout:g}s to lay out the graph; show fewer steps") from None
     except OSError as exc:
         raise LayoutError(f"could not run {binary} ({exc.strerror}): {INSTALL_HINT}") from None
+    finally:
+        # the child has started: the tracer's raised stack limit, lowered for it, may come back now,
+        # before the program frees a deep graph
+        sys.audit("gradtrace.child_done")
     if done.returncode != 0 or not done.stdout:
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         why = next((ln for ln in reversed(lines) if "rror" in ln), lines[-1] if lines else "no output")

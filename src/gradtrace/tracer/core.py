@@ -3,7 +3,8 @@
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
 The code runs with ``exec`` in the learner's namespace, exactly as it would
-without gradtrace; ``sys.settrace`` reports each line of the traced source, and
+without gradtrace; the run driver (:mod:`.driver`: ``sys.monitoring`` on Python
+3.12+, ``sys.settrace`` otherwise) reports each line of the traced source, and
 the state right after each statement is recorded as a :class:`~gradtrace.model.Step`
 (ids and plain values only). A torch function mode (:mod:`.recorder`) tells
 which torch calls the statement made. Past ``max_steps`` the code runs on with
@@ -16,9 +17,7 @@ import ast
 import functools
 import gc
 import linecache
-import sys
 import types
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,25 +47,17 @@ from ..model import (
     Untracked,
 )
 from . import safe
+from .driver import RunDriver, _last_trace
 from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
 from .quiet import quiet
 from .recorder import BackwardCall, Recorder
-from .stack import ensure_deep_stack
 from .statements import Statement, statement_map
 from .summary import summarize
 
 DEFAULT_MAX_STEPS = 1000
 MAX_CONTAINER_ITEMS = 64
-_last_trace: list[Trace] = []
-
-
-@dataclass
-class _Pending:
-    stmt: Statement
-    lasti: int
-    error: Error | None = None
 
 
 @dataclass
@@ -83,8 +74,13 @@ class _Scope:
     frames: list[types.FrameType] = field(default_factory=list)
 
 
-class Tracer:
-    """Records one run of traced code. Use :func:`trace_code` or :func:`trace`."""
+class Tracer(RunDriver):
+    """Records one run of traced code. Use :func:`trace_code` or :func:`trace`.
+
+    ``line_events`` picks how lines are heard: ``"monitoring"`` (:mod:`sys.monitoring`,
+    Python 3.12+), ``"settrace"``, or ``"auto"``/None (the environment variable
+    ``GRADTRACE_LINE_EVENTS``, else monitoring where Python has it); see :mod:`.driver`.
+    """
 
     def __init__(
         self,
@@ -94,7 +90,9 @@ class Tracer:
         globals_ns: dict[str, Any] | None = None,
         first_line: int = 1,
         line_range: tuple[int, int] | None = None,
+        line_events: str | None = None,
     ) -> None:
+        self._init_driver(line_events)
         self.source = source
         self.filename = filename
         self.max_steps = max_steps
@@ -106,233 +104,15 @@ class Tracer:
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
         self.recorder.on_node = self._new_node
-        self.recorder.ours = self._global
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
-        self.pending: dict[types.FrameType, _Pending] = {}
         self.cache: dict[str, _Cached] = {}
         self.prev: Step | None = None
-        self.capped = False
-        self.unrecorded = 0
-        self.error: Error | None = None
-        self.exception: BaseException | None = None
-        self._seen_exc: list[BaseException] = []
-        self._last_line: dict[types.FrameType, tuple[int, int]] = {}
-        self._mode_on = False
-        self.internal_error: Exception | None = None
-        #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
-        self._labels: dict[types.FrameType, str] = {}
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
-        #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
-        self.entry: types.CodeType | None = None
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
-        self._calls: dict[types.CodeType, int] = {}
-        self._live: dict[types.CodeType, int] = {}
-
-    # ------------------------------------------------------------- running
-    def run(self, call: Callable[[], Any]) -> Trace:
-        """Run ``call`` with tracing on; the code's exception is kept, not raised."""
-        ensure_deep_stack()
-        if self.globals_ns is not None and self.prev is None:
-            # what the namespace already holds is the baseline, not news of the first step
-            try:
-                self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
-            except Exception as exc:  # never stop the learner's code from running
-                self._internal_failure(exc)
-        old = sys.gettrace()
-        self.recorder.__enter__()
-        self.recorder.watch_modules()
-        self._mode_on = True
-        sys.settrace(self._global)
-        try:
-            call()
-        except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
-            self.exception = exc
-        finally:
-            taken = sys.gettrace() != self._global
-            sys.settrace(old)
-            self._stop_mode()
-        if self.exception is not None:  # read untraced: its __str__ may be the learner's code
-            raised = self.exception
-            self.error = Error(type(raised).__name__, safe.exception_message(raised),
-                               _lineno_in(raised, self.filename))
-        try:
-            for frame in list(self.pending):
-                self._finish(frame)
-        except Exception as exc:
-            self._internal_failure(exc)
-        if taken and self.internal_error is None:
-            last = self.steps[-1].lineno if self.steps else 0
-            warnings.warn(
-                "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
-                f"not follow it after line {last}: what ran later is credited to that line's step. The code "
-                "itself ran unchanged; take the sys.settrace call out to see every step.",
-                RuntimeWarning, stacklevel=3,
-            )
-        final = None
-        if self.capped and self.internal_error is None:
-            try:
-                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
-            except Exception as exc:
-                self._internal_failure(exc)
-        if self.internal_error is not None:
-            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
-        self._seen_exc.clear()
-        trace = Trace(
-            source=self.source,
-            filename=self.filename,
-            steps=tuple(self.steps),
-            error=self.error,
-            steps_unrecorded=self.unrecorded,
-            max_steps=self.max_steps,
-            final=final,
-        )
-        _last_trace[:] = [trace]
-        return trace
-
-    def _failure_words(self, err: BaseException) -> str:
-        """Why recording stopped, in words a learner can act on."""
-        where = f"gradtrace stopped recording after step {len(self.steps)}"
-        if isinstance(err, RecursionError):
-            return (f"{where}: the program's recursion went so deep that the tracer had no room left to "
-                    "record it; the code itself ran on unchanged. Trace a smaller input to see every step.")
-        return (f"{where} because the tracer failed ({type(err).__name__}: {err}); the code itself ran on "
-                "unchanged. Please report this with the code that caused it.")
-
-    def _stop_mode(self) -> None:
-        self.recorder.active = False
-        self.recorder.unwatch_modules()
-        if self._mode_on:
-            self._mode_on = False
-            _remove_mode(self.recorder)
-
-    def _traced(self, frame: types.FrameType) -> bool:
-        code = frame.f_code
-        if code.co_filename != self.filename:
-            return False
-        if self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]:
-            return False
-        if frame.f_globals is frame.f_locals:
-            return self.globals_ns is not None  # module level
-        if code is self.entry:
-            return True  # the function handed to trace(), also a lambda
-        if code.co_name.startswith("<"):
-            return False  # comprehensions, lambdas, generator expressions: one step with their statement
-        return bool(code.co_flags & 0x1)  # CO_OPTIMIZED: a function, not a class body
-
-    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and self._traced(frame):
-            self._enter_frame(frame)
-            return self._local
-        return None
-
-    def _enter_frame(self, frame: types.FrameType) -> None:
-        """Name the call: ``fib()``, or ``fib()#2`` for a call made while ``fib`` is already running."""
-        if frame in self._labels or frame.f_globals is frame.f_locals:
-            return
-        code = frame.f_code
-        calls = self._calls[code] = self._calls.get(code, 0) + 1
-        live = self._live.get(code, 0)
-        self._live[code] = live + 1
-        self._labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{calls}"
-
-    def _leave_frame(self, frame: types.FrameType) -> None:
-        if self._labels.pop(frame, None) is not None:
-            self._live[frame.f_code] -= 1
-
-    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        try:
-            if event == "line":
-                self._line(frame)
-            elif event == "opcode":
-                self._opcode(frame)
-            elif event == "return":
-                self._finish(frame)
-                self._last_line.pop(frame, None)
-                self._leave_frame(frame)
-            elif event == "exception":
-                self._exception(frame, arg)
-        except Exception as exc:  # a tracer failure must never surface in the learner's code
-            self._internal_failure(exc)
-        return self._local
-
-    def _internal_failure(self, exc: Exception) -> None:
-        """Stop recording after a failure of the tracer itself; the code runs on untouched."""
-        if self.internal_error is None:
-            self.internal_error = exc
-        self.pending.clear()
-        self._cap()
-
-    def _line(self, frame: types.FrameType) -> None:
-        if self.recorder.in_backward:
-            return
-        stmt = self.statements.get(frame.f_lineno)
-        if stmt is None:
-            return
-        if stmt.shared:  # several statements on this line: follow it instruction by instruction
-            frame.f_trace_opcodes = True
-            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
-            if stmt is None:
-                return
-        elif frame.f_trace_opcodes:
-            frame.f_trace_opcodes = False
-        lasti = frame.f_lasti
-        pending = self.pending.get(frame)
-        if pending is not None and pending.stmt is stmt and lasti > pending.lasti:
-            pending.lasti = lasti
-            return  # the same statement, continued on another line (or a decorated def's next line)
-        if pending is not None:
-            self._finish(frame)
-        self.pending[frame] = _Pending(stmt, lasti)
-
-    def _opcode(self, frame: types.FrameType) -> None:
-        """An instruction on a line shared by several statements: a new step when it starts another."""
-        if self.recorder.in_backward:
-            return
-        stmt = self.statements.get(frame.f_lineno)
-        if stmt is None or not stmt.shared:
-            return
-        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
-        if stmt is None:
-            return
-        pending = self.pending.get(frame)
-        if pending is not None and pending.stmt is stmt:
-            pending.lasti = frame.f_lasti
-            return
-        if pending is not None:
-            self._finish(frame)
-        self.pending[frame] = _Pending(stmt, frame.f_lasti)
-
-    def _exception(self, frame: types.FrameType, arg: Any) -> None:
-        exc = arg[1]
-        if any(exc is e for e in self._seen_exc):
-            return
-        pending = self.pending.get(frame)
-        if pending is not None:  # else (a hook or custom backward run by backward()) an outer step gets it
-            self._seen_exc.append(exc)
-            pending.error = Error(type(exc).__name__, safe.exception_message(exc), frame.f_lineno)
-
-    def _finish(self, frame: types.FrameType) -> None:
-        pending = self.pending.pop(frame, None)
-        if pending is None:
-            return
-        if self.capped:
-            self.unrecorded += 1
-            return
-        name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
-        step = self._snapshot(frame, pending.stmt, name, pending.error)
-        self.steps.append(step)
-        if len(self.steps) >= self.max_steps:
-            self._cap()
-
-    def _cap(self) -> None:
-        """Stop recording: the code runs on, counted, with no torch mode."""
-        self.capped = True
-        self._stop_mode()
-        self.recorder.clear()
 
     # ------------------------------------------------------------ snapshot
     def _snapshot(
@@ -808,20 +588,6 @@ class Tracer:
 
 
 # ------------------------------------------------------------------ helpers
-def _remove_mode(mode: Any) -> None:
-    """Take ``mode`` off the torch function mode stack; modes the learner pushed above it stay."""
-    above = []
-    try:
-        while torch._C._len_torch_function_stack() > 0:
-            top = torch._C._pop_torch_function_stack()
-            if top is mode:
-                break
-            above.append(top)
-    finally:
-        for m in reversed(above):
-            torch._C._push_on_torch_function_stack(m)
-
-
 #: in-place calls that change a tensor's autograd flags and leave its version alone
 _FLAG_OPS = frozenset({"detach_", "requires_grad_"})
 
@@ -910,16 +676,6 @@ def _dtype_text(dtype: torch.dtype) -> str:
 
 def _num(xid: str) -> int:
     return int(xid[1:])
-
-
-def _lineno_in(exc: BaseException, filename: str) -> int | None:
-    tb = exc.__traceback__
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
 
 
 # ---------------------------------------------------------------- public API

@@ -19,7 +19,11 @@ sees ``subprocess.Popen``, ``os.system``, ``os.exec*``, ``os.posix_spawn`` and
 next import, ``open``, ``exec``/``compile`` or torch call under the tracer (the
 recorder reads its caller's frame), or the next :func:`ensure_deep_stack`,
 whichever is first: none of these happens between the audit event and the
-start of the child.
+start of the child. gradtrace's own layout runs (``dot``, several at once in
+threads) are framed by the audit events :data:`CHILD_START` and :data:`CHILD_DONE`:
+the raised limit comes back as soon as the last of them has started its child,
+and not while another is about to: a script that draws a deep graph and then
+deletes it makes no other audit event in between.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ CAP = 4 << 30
 SPAWN_EVENTS = frozenset({
     "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile", "pty.spawn",
 })
+#: raised by gradtrace's renderers before starting a layout child process, and once it has started (and ended)
+CHILD_START = "gradtrace.child_start"
+CHILD_DONE = "gradtrace.child_done"
 #: audit events that mean the program has gone on past starting its child
 LATER_EVENTS = frozenset({"import", "open", "exec", "compile", "sys._getframe"})
 
@@ -41,6 +48,7 @@ class _State:
     original: tuple[int, int] | None = None  # the limits found before the first raise
     raised: int | None = None  # the soft limit gradtrace set
     lowered = False  # the original limit is in force for a child being started
+    ours = 0  # gradtrace's own layout children being started now (between CHILD_START and CHILD_DONE)
     hooked = False
 
 
@@ -82,7 +90,13 @@ def _audit(event: str, args: Any) -> None:
     if event in SPAWN_EVENTS:
         if _State.raised is not None and not _State.lowered:
             _lower()
-    elif _State.lowered and event in LATER_EVENTS:
+    elif event == CHILD_START:
+        _State.ours += 1
+    elif event == CHILD_DONE:
+        _State.ours = max(0, _State.ours - 1)
+        if _State.lowered and not _State.ours:
+            _raise_again()
+    elif _State.lowered and not _State.ours and event in LATER_EVENTS:
         _raise_again()
 
 

@@ -1,0 +1,608 @@
+"""Running the learner's code and turning line events into statements (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+:class:`RunDriver` is the half of :class:`~gradtrace.tracer.core.Tracer` that runs
+the code: it hears which line of the traced source is about to run, groups lines
+into statements (:mod:`.statements`), names each running call (``fib()``,
+``fib()#3`` while another ``fib`` runs), and asks the tracer for a snapshot each
+time a statement finishes. It hears lines one of two ways:
+
+``monitoring`` (Python 3.12 and later, the default there)
+    :mod:`sys.monitoring` with a tool id of its own. Line, return, yield and jump
+    events are switched on for the learner's code objects only, so PyTorch's own
+    Python code runs at full speed: a call of any other code object costs one
+    callback the first time and nothing after (the callback disables itself
+    there). A program's own ``sys.settrace(...)`` leaves it untouched. When no
+    tool id is free (a debugger or profiler holds all six), the run falls back to
+    ``settrace``.
+``settrace`` (Python 3.11, and the fallback)
+    :func:`sys.settrace`: the global trace function is called on every Python
+    call, PyTorch's included. A program that replaces or removes the trace
+    function blinds the tracer from there on; the run then warns where following
+    stopped.
+
+Both give the same trace for the same program (``tests/test_tracer_paths.py``
+compares them). The path is chosen by the ``line_events`` argument of
+:class:`~gradtrace.tracer.core.Tracer` (``"auto"``, ``"monitoring"`` or
+``"settrace"``), else by the environment variable ``GRADTRACE_LINE_EVENTS``
+(same values), else automatically by the Python version. Asking for
+``monitoring`` on a Python without it is an error as an argument and falls back
+to ``settrace`` as an environment setting.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..model import Error, Step, Trace
+from . import safe
+from .recorder import Recorder
+from .stack import ensure_deep_stack
+from .statements import Statement, Statements
+
+#: the environment variable that picks the line-event path when no argument does
+LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
+#: the values ``line_events`` takes
+LINE_EVENT_PATHS = ("auto", "monitoring", "settrace")
+#: True where :mod:`sys.monitoring` exists (Python 3.12 and later)
+_MON: Any = getattr(sys, "monitoring", None)
+HAS_MONITORING = _MON is not None
+#: the name gradtrace's tool id carries while a run holds it
+TOOL_NAME = "gradtrace"
+#: tool ids tried in turn: the unassigned ones first, then the ones Python suggests for others
+_TOOL_IDS = (3, 4, 5, 2, 1, 0)
+_CO_OPTIMIZED = 0x1
+_DISABLE = _MON.DISABLE if HAS_MONITORING else None
+_get_ident = threading.get_ident
+
+_last_trace: list[Trace] = []
+
+
+def choose_line_events(requested: str | None = None) -> str:
+    """``"monitoring"`` or ``"settrace"``: the argument, else ``GRADTRACE_LINE_EVENTS``, else by Python version."""
+    from_env = requested is None
+    value = os.environ.get(LINE_EVENTS_ENV, "") if from_env else requested
+    value = (value or "auto").strip().lower()
+    if value not in LINE_EVENT_PATHS:
+        where = f"the environment variable {LINE_EVENTS_ENV}" if from_env else "line_events"
+        raise ValueError(f"gradtrace: {where} is {value!r}; use one of " + ", ".join(map(repr, LINE_EVENT_PATHS)))
+    if value == "auto":
+        return "monitoring" if HAS_MONITORING else "settrace"
+    if value == "monitoring" and not HAS_MONITORING:
+        if from_env:
+            return "settrace"
+        raise ValueError(f"gradtrace: line_events='monitoring' needs Python 3.12 or later (this is "
+                         f"{sys.version_info[0]}.{sys.version_info[1]}); use 'settrace' or 'auto'")
+    return value
+
+
+@dataclass
+class _Pending:
+    stmt: Statement
+    lasti: int
+    error: Error | None = None
+
+
+#: the drivers running now, innermost last: a run started inside another pauses the outer one
+_RUNNING: list[RunDriver] = []
+
+
+class RunDriver:
+    """Runs traced code and calls :meth:`_snapshot` after each statement (a base of ``Tracer``)."""
+
+    # set by Tracer.__init__ (the tracer's other half reads them too)
+    source: str
+    filename: str
+    max_steps: int
+    globals_ns: dict[str, Any] | None
+    statements: Statements
+    line_range: tuple[int, int] | None
+    recorder: Recorder
+    steps: list[Step]
+    prev: Step | None
+
+    if TYPE_CHECKING:
+        def _snapshot(
+            self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
+            recorded: bool = True,
+        ) -> Step: ...
+
+    def _init_driver(self, line_events: str | None) -> None:
+        #: ``"monitoring"`` or ``"settrace"``: how this run hears lines (see the module's text); an
+        #: argument is checked now, the environment variable when the run starts (None until then)
+        self.line_events: str | None = None if line_events is None else choose_line_events(line_events)
+        self.pending: dict[types.FrameType, _Pending] = {}
+        self.capped = False
+        self.unrecorded = 0
+        self.error: Error | None = None
+        self.exception: BaseException | None = None
+        self._seen_exc: list[BaseException] = []
+        self._mode_on = False
+        self.internal_error: Exception | None = None
+        #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
+        self._labels: dict[types.FrameType, str] = {}
+        self._calls: dict[types.CodeType, int] = {}
+        self._live: dict[types.CodeType, int] = {}
+        #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
+        self.entry: types.CodeType | None = None
+        #: > 0 while a run started inside this one is going on
+        self._paused = 0
+        self._settrace = True  # whether the run in progress sets f_trace_opcodes (settrace path)
+        # monitoring state: the tool id held, the traced frames of the run's thread, the
+        # learner's code objects with local events on, and their line tables
+        self._tool: int | None = None
+        self._thread = 0
+        self._frames: dict[types.FrameType, bool] = {}
+        self._codes: dict[types.CodeType, bool] = {}
+        self._line_of: dict[types.CodeType, dict[int, int | None]] = {}
+        #: how many times another code object's start was heard (and switched off) on the monitoring path
+        self.foreign_codes = 0
+
+    # ------------------------------------------------------------- running
+    def run(self, call: Callable[[], Any]) -> Trace:
+        """Run ``call`` with tracing on; the code's exception is kept, not raised."""
+        if self.line_events is None:
+            self.line_events = choose_line_events(None)
+        ensure_deep_stack()
+        if self.globals_ns is not None and self.prev is None:
+            # what the namespace already holds is the baseline, not news of the first step
+            try:
+                self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
+            except Exception as exc:  # never stop the learner's code from running
+                self._internal_failure(exc)
+        self._thread = _get_ident()
+        outers = [d for d in _RUNNING if d._thread == self._thread]
+        for outer in outers:
+            outer._paused += 1
+        _RUNNING.append(self)
+        taken = False
+        try:
+            tool = self._take_tool() if self.line_events == "monitoring" else None
+            if tool is None:
+                taken = self._run_settrace(call)
+            else:
+                self._run_monitoring(call, tool)
+        finally:
+            _RUNNING.remove(self)
+            for outer in outers:
+                outer._paused -= 1
+        if self.exception is not None:  # read untraced: its __str__ may be the learner's code
+            raised = self.exception
+            self.error = Error(type(raised).__name__, safe.exception_message(raised),
+                               _lineno_in(raised, self.filename))
+        try:
+            for frame in list(self.pending):
+                self._finish(frame)
+        except Exception as exc:
+            self._internal_failure(exc)
+        self._labels.clear()
+        if taken and self.internal_error is None:
+            last = self.steps[-1].lineno if self.steps else 0
+            warnings.warn(
+                "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
+                f"not follow it after line {last}: what ran later is credited to that line's step. The code "
+                "itself ran unchanged; take the sys.settrace call out to see every step.",
+                RuntimeWarning, stacklevel=3,
+            )
+        final = None
+        if self.capped and self.internal_error is None:
+            try:
+                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
+            except Exception as exc:
+                self._internal_failure(exc)
+        if self.internal_error is not None:
+            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
+        self._seen_exc.clear()
+        trace = Trace(
+            source=self.source,
+            filename=self.filename,
+            steps=tuple(self.steps),
+            error=self.error,
+            steps_unrecorded=self.unrecorded,
+            max_steps=self.max_steps,
+            final=final,
+        )
+        _last_trace[:] = [trace]
+        return trace
+
+    def _start_mode(self) -> None:
+        self.recorder.__enter__()
+        self.recorder.watch_modules()
+        self._mode_on = True
+        if self.capped:  # the baseline snapshot failed: run plainly, counting
+            self._stop_mode()
+
+    def _run_settrace(self, call: Callable[[], Any]) -> bool:
+        """Run under :func:`sys.settrace`; True when the program replaced the trace function."""
+        self._settrace = True
+        self.line_events = "settrace"
+        old = sys.gettrace()
+        self.recorder.ours = self._global
+        self._start_mode()
+        if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
+            # Python 3.12 delivers opcode events only if some frame asked for them before
+            # sys.settrace was called: ask once, so lines holding several statements are followed.
+            here = sys._getframe()
+            here.f_trace_opcodes = True
+            here.f_trace_opcodes = False
+        sys.settrace(self._global)
+        try:
+            call()
+        except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
+            self.exception = exc
+        finally:
+            taken = sys.gettrace() != self._global
+            sys.settrace(old)
+            self._stop_mode()
+        return taken
+
+    def _failure_words(self, err: BaseException) -> str:
+        """Why recording stopped, in words a learner can act on."""
+        where = f"gradtrace stopped recording after step {len(self.steps)}"
+        if isinstance(err, RecursionError):
+            return (f"{where}: the program's recursion went so deep that the tracer had no room left to "
+                    "record it; the code itself ran on unchanged. Trace a smaller input to see every step.")
+        return (f"{where} because the tracer failed ({type(err).__name__}: {err}); the code itself ran on "
+                "unchanged. Please report this with the code that caused it.")
+
+    def _stop_mode(self) -> None:
+        self.recorder.active = False
+        self.recorder.unwatch_modules()
+        if self._mode_on:
+            self._mode_on = False
+            _remove_mode(self.recorder)
+
+    def _traced(self, frame: types.FrameType) -> bool:
+        code = frame.f_code
+        if code.co_filename != self.filename:
+            return False
+        if self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]:
+            return False
+        if not code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals:
+            return self.globals_ns is not None  # module level
+        if code is self.entry:
+            return True  # the function handed to trace(), also a lambda
+        if code.co_name.startswith("<"):
+            return False  # comprehensions, lambdas, generator expressions: one step with their statement
+        return bool(code.co_flags & _CO_OPTIMIZED)  # a function, not a class body
+
+    # ------------------------------------------------- settrace's callbacks
+    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "call" and not self._paused:
+            try:
+                if self._traced(frame):
+                    self._enter_frame(frame)
+                    return self._local
+            except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
+                self._internal_failure(exc)
+        return None
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        try:
+            if event == "line":
+                self._line(frame)
+            elif event == "opcode":
+                self._opcode(frame)
+            elif event == "return":
+                self._return(frame)
+            elif event == "exception":
+                self._exception(frame, arg[1])
+        except Exception as exc:  # a tracer failure must never surface in the learner's code
+            self._internal_failure(exc)
+        return self._local
+
+    # ------------------------------------------- the events, either path
+    def _enter_frame(self, frame: types.FrameType) -> None:
+        """Name the call: ``fib()``, or ``fib()#2`` for a call made while ``fib`` is already running."""
+        code = frame.f_code
+        if frame in self._labels or not code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals:
+            return
+        calls = self._calls[code] = self._calls.get(code, 0) + 1
+        live = self._live.get(code, 0)
+        self._live[code] = live + 1
+        self._labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{calls}"
+
+    def _leave_frame(self, frame: types.FrameType) -> None:
+        if self._labels.pop(frame, None) is not None:
+            self._live[frame.f_code] -= 1
+
+    def _return(self, frame: types.FrameType) -> None:
+        """The frame returned, yielded or was left by an exception."""
+        self._finish(frame)
+        self._leave_frame(frame)
+
+    def _internal_failure(self, exc: Exception) -> None:
+        """Stop recording after a failure of the tracer itself; the code runs on untouched."""
+        if self.internal_error is None:
+            self.internal_error = exc
+        self.pending.clear()
+        self._cap()
+
+    def _line(self, frame: types.FrameType) -> None:
+        if self.recorder.in_backward:
+            return
+        stmt = self.statements.get(frame.f_lineno)
+        if stmt is None:
+            return
+        if stmt.shared:  # several statements on this line: follow it instruction by instruction
+            if self._settrace:
+                frame.f_trace_opcodes = True
+            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+            if stmt is None:
+                return
+        elif self._settrace and frame.f_trace_opcodes:
+            frame.f_trace_opcodes = False
+        lasti = frame.f_lasti
+        pending = self.pending.get(frame)
+        if pending is not None and pending.stmt is stmt and lasti > pending.lasti:
+            pending.lasti = lasti
+            return  # the same statement, continued on another line (or a decorated def's next line)
+        if pending is not None:
+            self._finish(frame)
+        self.pending[frame] = _Pending(stmt, lasti)
+
+    def _opcode(self, frame: types.FrameType) -> None:
+        """An instruction on a line shared by several statements: a new step when it starts another."""
+        if self.recorder.in_backward:
+            return
+        stmt = self.statements.get(frame.f_lineno)
+        if stmt is None or not stmt.shared:
+            return
+        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+        if stmt is None:
+            return
+        pending = self.pending.get(frame)
+        if pending is not None and pending.stmt is stmt:
+            pending.lasti = frame.f_lasti
+            return
+        if pending is not None:
+            self._finish(frame)
+        self.pending[frame] = _Pending(stmt, frame.f_lasti)
+
+    def _exception(self, frame: types.FrameType, exc: BaseException) -> None:
+        if any(exc is e for e in self._seen_exc):
+            return
+        pending = self.pending.get(frame)
+        if pending is not None:  # else (a hook or custom backward run by backward()) an outer step gets it
+            self._seen_exc.append(exc)
+            pending.error = Error(type(exc).__name__, safe.exception_message(exc), frame.f_lineno)
+
+    def _finish(self, frame: types.FrameType) -> None:
+        pending = self.pending.pop(frame, None)
+        if pending is None:
+            return
+        if self.capped:
+            self.unrecorded += 1
+            return
+        name = "<module>" if _module_level(frame) else frame.f_code.co_name
+        step = self._snapshot(frame, pending.stmt, name, pending.error)
+        self.steps.append(step)
+        if len(self.steps) >= self.max_steps:
+            self._cap()
+
+    def _cap(self) -> None:
+        """Stop recording: the code runs on, counted, with no torch mode."""
+        self.capped = True
+        self._stop_mode()
+        self.recorder.clear()
+
+    # ---------------------------------------------------- sys.monitoring
+    def _take_tool(self) -> int | None:
+        """A free :mod:`sys.monitoring` tool id, now ours; None when all are taken."""
+        mon = _MON
+        for tool in _TOOL_IDS:
+            if mon.get_tool(tool) is None:
+                try:
+                    mon.use_tool_id(tool, TOOL_NAME)
+                except ValueError:  # taken meanwhile
+                    continue
+                return tool
+        return None
+
+    def _run_monitoring(self, call: Callable[[], Any], tool: int) -> None:
+        mon = _MON
+        ev = mon.events
+        self._settrace = False
+        self._tool = tool
+        self.recorder.ours = None  # any trace function installed is someone else's
+        callbacks = {
+            ev.PY_START: self._mon_start, ev.PY_RESUME: self._mon_start, ev.PY_THROW: self._mon_throw,
+            ev.PY_RETURN: self._mon_return, ev.PY_YIELD: self._mon_return, ev.PY_UNWIND: self._mon_unwind,
+            ev.RAISE: self._mon_raise, ev.STOP_ITERATION: self._mon_raise, ev.LINE: self._mon_line,
+            ev.JUMP: self._mon_jump, ev.INSTRUCTION: self._mon_instruction,
+        }
+        try:
+            # A code object disabled for this tool id by an earlier run (another filename, another
+            # function) stays disabled until events are restarted.
+            mon.restart_events()
+            for event, callback in callbacks.items():
+                mon.register_callback(tool, event, callback)
+            self._start_mode()
+            mon.set_events(tool, ev.PY_START | ev.PY_RESUME | ev.PY_THROW | ev.PY_UNWIND | ev.RAISE)
+            try:
+                call()
+            except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
+                self.exception = exc
+        finally:
+            try:  # callbacks first: an event left on (an interrupt landing here) then calls nothing
+                for event in callbacks:
+                    mon.register_callback(tool, event, None)
+                mon.set_events(tool, 0)
+                for code in self._codes:
+                    mon.set_local_events(tool, code, 0)
+            finally:
+                mon.free_tool_id(tool)
+                mon.restart_events()  # leave no disabled events behind for the next holder of the id
+                self._tool = None
+                self._stop_mode()
+                self._frames.clear()
+                self._codes.clear()
+
+    def _watch_code(self, code: types.CodeType) -> None:
+        """Switch on the local events of one of the learner's code objects."""
+        ev = _MON.events
+        events = ev.LINE | ev.PY_RETURN | ev.PY_YIELD | ev.JUMP | ev.STOP_ITERATION
+        lines = self._lines(code)
+        if any((s := self.statements.get(line)) is not None and s.shared for line in set(lines.values()) if line):
+            events |= ev.INSTRUCTION
+        assert self._tool is not None
+        _MON.set_local_events(self._tool, code, events)
+        self._codes[code] = True
+
+    def _lines(self, code: types.CodeType) -> dict[int, int | None]:
+        """Instruction offset -> line number, for one code object."""
+        table = self._line_of.get(code)
+        if table is None:
+            table = {}
+            for start, end, line in code.co_lines():
+                for offset in range(start, end, 2):
+                    table[offset] = line
+            self._line_of[code] = table
+        return table
+
+    def _mon_start(self, code: types.CodeType, offset: int) -> Any:
+        """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
+        watched = self._codes.get(code)
+        if watched is None:
+            if code.co_filename != self.filename or (
+                    self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
+                    <= self.line_range[1]):
+                self.foreign_codes += 1
+                return _DISABLE  # PyTorch's code, the standard library's: never again in this run
+            if code.co_flags & _CO_OPTIMIZED and code is not self.entry and code.co_name.startswith("<"):
+                self.foreign_codes += 1
+                return _DISABLE  # a comprehension or lambda: part of its statement
+        if not self._paused and _get_ident() == self._thread:
+            try:
+                self._start(sys._getframe(1), watched)
+            except Exception as exc:
+                self._internal_failure(exc)
+        return None
+
+    def _start(self, frame: types.FrameType, watched: bool | None) -> None:
+        try:
+            if (not watched or not frame.f_code.co_flags & _CO_OPTIMIZED) and not self._traced(frame):
+                return  # a module's code is traced as a module only (its frame tells)
+            if watched is None:
+                self._watch_code(frame.f_code)
+            self._frames[frame] = True
+            self._enter_frame(frame)
+        except Exception as exc:
+            self._internal_failure(exc)
+
+    def _mon_throw(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+        """A generator resumed by ``throw()`` (a global event: any code's)."""
+        watched = self._codes.get(code)
+        if watched is not None and not self._paused and _get_ident() == self._thread:
+            try:
+                self._start(sys._getframe(1), watched)
+            except Exception as err:
+                self._internal_failure(err)
+        return None
+
+    def _mon_return(self, code: types.CodeType, offset: int, value: Any) -> Any:
+        frame = sys._getframe(1)
+        if self._frames.pop(frame, None) is not None:
+            self._left(frame)
+        return None
+
+    def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+        """A frame left by an exception (a global event: any code's)."""
+        if code in self._codes:
+            frame = sys._getframe(1)
+            if self._frames.pop(frame, None) is not None:
+                self._left(frame)
+        return None
+
+    def _left(self, frame: types.FrameType) -> None:
+        try:
+            self._return(frame)
+        except Exception as exc:
+            self._internal_failure(exc)
+
+    def _mon_raise(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+        """An exception raised in or passing through a frame: ``settrace``'s ``exception`` event."""
+        if code in self._codes:
+            frame = sys._getframe(1)
+            if frame in self._frames:
+                try:
+                    self._exception(frame, exc)
+                except Exception as err:
+                    self._internal_failure(err)
+        return None
+
+    def _mon_line(self, code: types.CodeType, line: int) -> Any:
+        frame = sys._getframe(1)
+        if frame in self._frames:
+            try:
+                self._line(frame)
+            except Exception as exc:
+                self._internal_failure(exc)
+        return None
+
+    def _mon_jump(self, code: types.CodeType, source: int, target: int) -> Any:
+        """A backward jump within one line (a loop written on one line) is a line event, as for settrace."""
+        if target > source:
+            return _DISABLE
+        lines = self._lines(code)
+        if lines.get(target) != lines.get(source):
+            return _DISABLE  # the line event at the target tells
+        frame = sys._getframe(1)
+        if frame in self._frames:
+            try:
+                self._line(frame)
+            except Exception as exc:
+                self._internal_failure(exc)
+        return None
+
+    def _mon_instruction(self, code: types.CodeType, offset: int) -> Any:
+        line = self._lines(code).get(offset)
+        stmt = None if line is None else self.statements.get(line)
+        if stmt is None or not stmt.shared:
+            return _DISABLE  # only lines holding several statements are followed this closely
+        frame = sys._getframe(1)
+        if frame in self._frames:
+            try:
+                self._opcode(frame)
+            except Exception as exc:
+                self._internal_failure(exc)
+        return None
+
+
+def _module_level(frame: types.FrameType) -> bool:
+    """True for a module's (or ``exec``'d source's) frame; a function's frame is never one."""
+    return not frame.f_code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals
+
+
+def _remove_mode(mode: Any) -> None:
+    """Take ``mode`` off the torch function mode stack; modes the learner pushed above it stay."""
+    above = []
+    try:
+        while torch._C._len_torch_function_stack() > 0:
+            top = torch._C._pop_torch_function_stack()
+            if top is mode:
+                break
+            above.append(top)
+    finally:
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)
+
+
+def _lineno_in(exc: BaseException, filename: str) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
