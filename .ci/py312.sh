@@ -18,10 +18,10 @@ venv=${GRADTRACE_PY312_VENV:-${TMPDIR:-/tmp}/gradtrace-py312}
 if [ ! -x "$venv/bin/python" ]; then
   "$py312" -m venv "$venv" || exit 1
 fi
-if ! "$venv/bin/python" -c "import torch, pytest, hypothesis, psutil, graphviz" 2>/dev/null; then
-  echo "py312: installing torch==2.13.0 and the test tools into $venv"
+if ! "$venv/bin/python" -c "import torch, pytest, hypothesis, psutil, graphviz, IPython" 2>/dev/null; then
+  echo "py312: installing torch==2.13.0, the test tools and IPython (the %%gradtrace cell path) into $venv"
   "$venv/bin/python" -m pip install -q "torch==2.13.0" numpy "pytest>=8" "pytest-xdist>=3.5" "hypothesis>=6" psutil \
-    "graphviz>=0.20" "graphviz-pure==0.2.2" || exit 1
+    "graphviz>=0.20" "graphviz-pure==0.2.2" ipython || exit 1
 fi
 
 tests=()

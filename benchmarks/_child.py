@@ -71,6 +71,7 @@ def chain_gradtrace(n: int) -> dict[str, object]:
     t0 = time.perf_counter()
     trace = gradtrace.trace_code(workloads.chain_source(n), ns, max_steps=1000)
     t1 = time.perf_counter()
+    print(f"traced in {t1 - t0:.1f} s", file=sys.stderr, flush=True)
     step = trace.last
     assert step is not None
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -80,6 +81,7 @@ def chain_gradtrace(n: int) -> dict[str, object]:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     c2 = time.process_time() + kids.ru_utime + kids.ru_stime
     t2 = time.perf_counter()
+    print(f"drawn in {t2 - t1:.1f} s; now del h", file=sys.stderr, flush=True)
     del ns["h"]  # frees the 100k-node graph: must not crash
     t3 = time.perf_counter()
     return {

@@ -264,6 +264,11 @@ def child(*args: str, timeout: float = 600) -> tuple[dict[str, Any], int, float]
     wall = time.perf_counter() - t
     lines = done.stdout.strip().splitlines()
     data = json.loads(lines[-1]) if done.returncode == 0 and lines else {"stderr": done.stderr[-300:]}
+    if done.returncode < 0:
+        import signal
+
+        data["stderr"] = f"killed by {signal.Signals(-done.returncode).name}; its stderr ends: " \
+                         f"{' / '.join(done.stderr.strip().splitlines()[-2:])}"
     return data, done.returncode, wall
 
 
@@ -579,6 +584,10 @@ def summary(runs: dict[str, str]) -> str:
             bar, _, verdict = cols[3].partition(": ")
             cells.setdefault(cols[0], {})[run] = (cols[2], bar, verdict)
     names = list(runs)
+    widest = max(names, key=lambda r: sum(r in by for by in cells.values()), default="")
+    order = {cols[0].strip(): i for i, cols in enumerate(line.strip().strip("|").split(" | ")
+                                                 for line in runs.get(widest, "").splitlines())}
+    cells = dict(sorted(cells.items(), key=lambda kv: order.get(kv[0].strip(), len(order))))
     lines = ["## Goals", "", "| goal | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for goal, by_run in cells.items():
         bars = dict.fromkeys(bar for _, bar, _ in by_run.values())

@@ -347,3 +347,27 @@ def test_past_the_cap_the_torch_mode_is_off_and_foreign_code_is_not_heard() -> N
     assert tracer.unrecorded == 4 + 3 * 300 - 5
     assert tracer.foreign_codes < 100
     monitoring_clean()
+
+
+# ------------------------------------------------------------- notebook cells
+CELL = "def grow(t):\n    u = t * 2\n    return u\nw = grow(w) if 'w' in dir() else torch.ones(2)\nw.sum()\n"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_cell_traced_again_and_again_in_one_namespace(path: str) -> None:
+    """``%%gradtrace`` runs a cell through ``trace_cell``: a cell re-run redefines its function and goes on."""
+    pytest.importorskip("IPython")
+    from gradtrace.notebook.magic import trace_cell
+
+    plain: dict[str, Any] = {"torch": torch}
+    traced_ns: dict[str, Any] = {"torch": torch}
+    with line_events(path):
+        for run in range(3):
+            exec(compile(CELL, "<plain-cell>", "exec"), plain)
+            shown: list[Any] = []
+            trace = trace_cell(CELL, traced_ns, f"<cell-{run}>", 1000, shown)
+            assert torch.equal(traced_ns["w"], plain["w"])
+            assert torch.equal(shown[-1], plain["w"].sum())
+            frames = [s.frame for s in trace.steps]
+            assert frames == ["<module>"] + (["grow"] * 2 if run else []) + ["<module>"] * 2
+            monitoring_clean()

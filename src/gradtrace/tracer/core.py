@@ -14,18 +14,21 @@ only a line counter attached, and one last snapshot records the final state.
 from __future__ import annotations
 
 import ast
-import functools
+import dis
 import gc
+import inspect
 import linecache
+import operator
+import sys
+import threading
 import types
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
 from ..model import (
-    FREED,
     STALE,
     UNSEEN_WRITE,
     Backward,
@@ -49,10 +52,11 @@ from ..model import (
 from . import safe
 from .driver import RunDriver, _last_trace
 from .flow import MAX_WATCHED_CALLS, watched
-from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
+from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
 from .quiet import quiet
 from .recorder import BackwardCall, Recorder
+from .scene import Scene, num
 from .statements import Statement, statement_map
 from .summary import summarize
 
@@ -60,18 +64,22 @@ DEFAULT_MAX_STEPS = 1000
 MAX_CONTAINER_ITEMS = 64
 
 
-@dataclass
-class _Cached:
-    key: tuple[Any, ...]
-    info: TensorInfo
+_Names = dict[str, str]
 
 
-@dataclass
-class _Scope:
-    """Where the names of one step come from."""
+class _Source:
+    """One scope's names (the module's, or one running function's), as last read."""
 
-    globals_ns: dict[str, Any] | None
-    frames: list[types.FrameType] = field(default_factory=list)
+    __slots__ = ("containers", "entries", "keys", "lasti", "names", "values")
+
+    def __init__(self) -> None:
+        self.keys: list[Any] | None = None
+        self.values: list[Any] = []
+        self.lasti = -1
+        #: (name, value, is a container read again every step) for each name shown
+        self.entries: list[tuple[str, Any, bool]] = []
+        self.containers = False
+        self.names: dict[str, str] = {}
 
 
 class Tracer(RunDriver):
@@ -107,12 +115,27 @@ class Tracer(RunDriver):
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
-        self.cache: dict[str, _Cached] = {}
         self.prev: Step | None = None
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
+        #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
+        self.work: Counter[str] = Counter()
+        self.scene = Scene(self.ids, self.book, self.work)
+        self._globals_src = _Source()
+        #: the labelled frames running at the last snapshot (outermost first), their positions, their names
+        self._stack: list[types.FrameType] = []
+        self._stack_pos: dict[types.FrameType, int] = {}
+        self._sources: dict[types.FrameType, _Source] = {}
+        self._cells: dict[types.CodeType, bool] = {}
+        #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
+        self._threads = {t.ident for t in threading.enumerate()}
+        self._threads_seen: frozenset[int | None] | None = None
+        #: id(module) -> (module, name, its tree as last listed, its (name, tensor) pairs)
+        self._modules_seen: dict[int, tuple[Any, str, list[Any], list[tuple[str, torch.Tensor]]]] = {}
+        self._cold = True
+        self.recorder.on_stop = self._release
 
     # ------------------------------------------------------------ snapshot
     def _snapshot(
@@ -137,50 +160,58 @@ class Tracer(RunDriver):
                 gc.enable()
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
-        rec, ids, book = self.recorder, self.ids, self.book
+        rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
+        prev = self.prev
         book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
-        named = self._names(frame)
-        bindings: dict[str, str] = {}
-        for name, t in named:
-            tid, new = ids.stamp(t)
-            bindings[name] = tid
-            if new and _foreign_memory(t):
-                self.foreign.append(tid)
+        bindings, olds, news = self._names(frame)
+        for scope in news:  # new names' graphs, in name order: node ids follow the order of the names
+            for tid in scope.values():
+                t = ids.obj(tid)
+                if t is not None:
+                    book.walk(grad_fn_of(t), output=t)
         for _name, out, _module in rec.ops:
             nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
                 book.link_output(nid, out)
-        for _name, t in named:
-            book.walk(grad_fn_of(t), output=t)
         for _op, t in rec.inplace:  # changed in place by this statement: saved copies made before go stale
             changed = ids.tensor(t)
             if changed is not None:
                 book.mark_versions(changed, version_of(t))
-        same = self._unchanged(bindings, error)
-        if same is not None:
-            rec.clear()
-            book.done()
-            self._counts = (ids.tensor_count, len(book.nodes))
-            return self._record(same, stmt, frame_name, bindings)
-        events: list[Event] = []
         backward_events, backward_roots = self._backwards()
-        mutated = self._mutations(bindings)
+        mutated, dead = scene.scan()
+        for tid, _v0, v1 in mutated:
+            book.mark_versions(tid, v1)
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
-        extra = [f.node for call in self.recorder.backwards for f in call.flow[:1]]
-        tensors, nodes = self._visible(bindings, extra)
-        new_tensors = [t for t in tensors if _num(t) > tensor_count]
-        new_nodes = [n for n in nodes if int(n[1:]) > node_count]
+        roots: dict[str, int] = {}
+        for tid in bindings.values():
+            roots[tid] = roots.get(tid, 0) + 1
+        for call in rec.backwards:
+            for f in call.flow[:1]:
+                roots[f.node] = roots.get(f.node, 0) + 1
+        scene.update(roots, self._rechecks(mutated), book.changed, dead)
+        book.changed = set()
+        same_t = prev is not None and not any(x[0] == "t" for x in (*scene.added, *scene.dropped, *scene.changed))
+        same_n = prev is not None and not any(x[0] == "n" for x in (*scene.added, *scene.dropped, *scene.changed))
+        tensors = prev.tensors if same_t and prev is not None else dict(scene.tensors)
+        nodes = prev.nodes if same_n and prev is not None else dict(scene.nodes)
+        events: list[Event] = []
+        new_tensors = sorted((x for x in scene.added if x[0] == "t" and _num(x) > tensor_count), key=_num)
+        new_nodes = sorted((x for x in scene.added if x[0] == "n" and _num(x) > node_count), key=_num)
         if new_tensors or new_nodes:
             events.append(Create(tuple(new_tensors), tuple(new_nodes)))
-        events += self._binding_events(bindings, tensors, nodes, frame)
+        events += self._binding_events(bindings, olds, news, frame)
         events += self._mutate_events(mutated, tensors)
         events += self._grad_events(tensors, backward_events)
         events += self._untracked_events(tensors)
         if error is not None:
             events.append(error)
+        if prev is not None and same_t and same_n and bindings is prev.bindings and not events:
+            predictions = prev.predictions
+        else:
+            predictions = self._predictions(bindings, nodes)
         step = Step(
             index=len(self.steps),
             lineno=stmt.lineno,
@@ -190,7 +221,7 @@ class Tracer(RunDriver):
             tensors=tensors,
             nodes=nodes,
             events=tuple(events),
-            predictions=self._predictions(bindings, nodes),
+            predictions=predictions,
         )
         del backward_roots
         rec.clear()
@@ -199,49 +230,63 @@ class Tracer(RunDriver):
         self._counts = (ids.tensor_count, len(book.nodes))
         return step
 
-    def _unchanged(self, bindings: dict[str, str], error: Error | None) -> Step | None:
-        """The previous step, when this statement changed nothing it records; else None.
+    def _rechecks(self, mutated: list[tuple[str, int, int]]) -> set[str] | None:
+        """The shown tensors this statement may have changed; None: any of them.
 
-        Nothing changed when the statement made no torch call that creates, mutates,
-        detaches or runs backward, raised nothing, left every name on the same object,
-        and every visible tensor has the same version, grad_fn, ``.grad`` and flags.
+        A tensor's version, liveness and memory are checked every step (:meth:`Scene.scan`,
+        the written storages); its flags and ``.grad`` change without a version bump only
+        through calls the recorder notes (``t.grad = ...``, ``requires_grad_``, ``detach_``,
+        ``retain_grad``), a backward pass (the leaves and retained tensors), or code the recorder
+        does not see: another thread, or everything run after recording stopped.
         """
-        prev, rec = self.prev, self.recorder
-        if prev is None or error is not None or rec.ops or rec.inplace or rec.backwards or rec.untracked \
-                or rec.written or self.book.dirty:
+        rec, ids, scene = self.recorder, self.ids, self.scene
+        if self._other_threads() or self.capped or self.prev is None:
             return None
-        if len(bindings) != len(prev.bindings) or list(bindings.items()) != list(prev.bindings.items()):
-            return None
-        cache = self.cache
-        for tid in prev.tensors:
-            t = self.ids.obj(tid)
-            cached = cache.get(tid)
-            if t is None or cached is None or cached.key != self._key(t):
-                return None
-        return prev
+        out = {tid for tid, _v0, _v1 in mutated}
+        if rec.backwards:  # the tensors a backward pass gives a .grad (its hooks' writes are noted below)
+            out.update(tid for tid, info in scene.tensors.items()
+                       if info.requires_grad and (info.is_leaf or info.retains_grad))
+        for t in [*rec.flagged, *(t for _op, t in rec.inplace), *rec.written]:
+            tid = ids.tensor(t)
+            if tid is not None:
+                out.add(tid)
+        by_storage = scene.by_storage
+        for s in self.book.dirty:
+            held = by_storage.get(s)
+            if held:
+                out.update(held)
+        return out
 
-    def _record(self, same: Step, stmt: Statement, frame_name: str, bindings: dict[str, str]) -> Step:
-        step = Step(
-            index=len(self.steps),
-            lineno=stmt.lineno,
-            code=stmt.code,
-            frame=frame_name,
-            bindings=bindings,
-            tensors=same.tensors,
-            nodes=same.nodes,
-            events=(),
-            predictions=same.predictions,
-        )
-        self.prev = step
-        return step
+    def _other_threads(self) -> bool:
+        """True when a thread started since the trace began runs, or ran since the last snapshot
+        (its torch calls reach no torch function mode: nothing tells what it changed)."""
+        seen = self._threads_seen
+        if threading.active_count() == 1 and seen is None:
+            return False
+        alive = {t.ident for t in threading.enumerate()}
+        extra = alive - self._threads
+        self._threads_seen = frozenset(extra) if extra else None
+        return bool(extra) or seen is not None
+
+    def _release(self) -> None:
+        """Recording stopped: drop the frames and values held for the name caches."""
+        self._sources.clear()
+        self._stack.clear()
+        self._stack_pos.clear()
+        self._globals_src = _Source()
+        self._modules_seen.clear()
+        self._cold = True
 
     def _outside_writers(self) -> list[torch.Tensor]:
         """Live tensors whose memory NumPy (or another owner) can write without torch knowing."""
         out = []
+        kept = []
         for tid in self.foreign:
             t = self.ids.obj(tid)
             if t is not None:
                 out.append(t)
+                kept.append(tid)
+        self.foreign[:] = kept
         live = []
         for ref in self.recorder.shared:
             t = ref()
@@ -264,19 +309,147 @@ class Tracer(RunDriver):
         return path
 
     # names ------------------------------------------------------------------
-    def _names(self, frame: types.FrameType | None) -> list[tuple[str, torch.Tensor]]:
-        out: list[tuple[str, torch.Tensor]] = []
+    def _names(self, frame: types.FrameType | None) -> tuple[dict[str, str], list[_Names], list[_Names]]:
+        """The bindings, and the per-scope bindings that changed: before (old order) and now (new order).
+
+        The module's names are read each step (compared by identity: a statement in any frame
+        can rebind a global). A function's names are read when it is the running frame, when it
+        ran since it was last read (``f_lasti`` moved: a call made mid-statement) or when its
+        code shares cells with other code; otherwise they are as they were. Containers (lists,
+        dicts, modules) are read again every step: any code can change them.
+        """
+        olds: list[dict[str, str]] = []
+        news: list[dict[str, str]] = []
+        changed = False
         if self.globals_ns is not None:
-            _collect(self.globals_ns, "", out)
-        frames = []
+            g = self._globals_src
+            before = g.names
+            if self._refresh(g, self.globals_ns, "", True, None):
+                olds.append(before)
+                news.append(g.names)
+                changed = True
+        stack, pos = self._stack, self._stack_pos
         labels = self._labels
-        while frame is not None:
-            if frame in labels:
-                frames.append(frame)
-            frame = frame.f_back
-        for f in reversed(frames):
-            _collect(f.f_locals, labels[f] + ".", out)
-        return out
+        fresh = []
+        keep = 0
+        f = frame
+        while f is not None:
+            i = pos.get(f)
+            if i is not None and not f.f_code.co_flags & _GENERATOR_FLAGS:
+                keep = i + 1
+                break
+            if f in labels:
+                fresh.append(f)
+            f = f.f_back
+        sources = self._sources
+        popped = stack[keep:]
+        del stack[keep:]
+        for p in popped:
+            del pos[p]
+        for p in reversed(fresh):
+            pos[p] = len(stack)
+            stack.append(p)
+        gone = []
+        for p in popped:
+            src = sources.get(p)
+            if src is None:
+                continue
+            gone.append(src.names)
+            if p not in labels:
+                del sources[p]
+        for f in stack:
+            src = sources.get(f)
+            if src is None:
+                src = sources[f] = _Source()
+            read = src.keys is None or f is frame or f.f_lasti != src.lasti or self._shares_cells(f.f_code)
+            before = src.names
+            if (read or src.containers) and self._refresh(src, None, labels[f] + ".", read, f):
+                olds.append(before)
+                news.append(src.names)
+                changed = True
+        olds += gone
+        if gone:
+            changed = True
+        prev = self.prev
+        if not changed and prev is not None and not self._cold:
+            return prev.bindings, [], []  # type: ignore[return-value]
+        bindings: dict[str, str] = {}
+        if self.globals_ns is not None:
+            bindings.update(self._globals_src.names)
+        for f in stack:
+            bindings.update(sources[f].names)
+        if self._cold:  # nothing cached to compare with: compare every name
+            self._cold = False
+            return bindings, [dict(prev.bindings)] if prev is not None else [], [bindings]
+        return bindings, olds, news
+
+    def _module_tensors(self, name: str, module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+        """``name.param`` and ``name.buffer`` pairs of a module, listed again only when its tree changed."""
+        shape = _module_shape(module)
+        hit = self._modules_seen.get(id(module))
+        if shape is not None and hit is not None and hit[0] is module and hit[1] == name \
+                and len(hit[2]) == len(shape) and all(map(operator.is_, shape, hit[2])):
+            return hit[3]
+        found: list[tuple[str, torch.Tensor]] = []
+        _collect_one(name, module, found)
+        if shape is not None:
+            self._modules_seen[id(module)] = (module, name, shape, found)
+        return found
+
+    def _shares_cells(self, code: types.CodeType) -> bool:
+        """True when code run in another frame can rebind this code's locals (closures, ``nonlocal``;
+        on 3.12+ also an inlined comprehension, whose loop rebinds locals within one statement)."""
+        found = self._cells.get(code)
+        if found is None:
+            found = bool(code.co_cellvars or code.co_freevars) or (
+                _INLINED is not None and _INLINED in code.co_code[::2])
+            self._cells[code] = found
+        return found
+
+    def _refresh(self, src: _Source, ns: dict[str, Any] | None, prefix: str, read: bool,
+                 frame: types.FrameType | None) -> bool:
+        """Bring one scope's names up to date; True when they changed."""
+        if read:
+            if frame is not None:
+                ns = frame.f_locals
+                src.lasti = frame.f_lasti
+            self.work["frames"] += 1
+            try:
+                keys, values = list(ns), list(ns.values())  # type: ignore[arg-type, union-attr]
+            except Exception:
+                keys, values = [], []
+            if src.keys is None or len(keys) != len(src.keys) or keys != src.keys \
+                    or not all(map(operator.is_, values, src.values)):
+                src.keys, src.values = keys, values
+                src.entries = _entries(ns, prefix)
+                src.containers = any(c for _n, _v, c in src.entries)
+            elif not src.containers:
+                return False
+        elif not src.containers:
+            return False
+        names: dict[str, str] = {}
+        stamp, foreign = self.ids.stamp, self.foreign
+        for name, value, container in src.entries:
+            if not container:
+                found = [(name, value)]
+            else:
+                found = []
+                try:
+                    if safe.is_a(value, torch.nn.Module):
+                        found = self._module_tensors(name, value)
+                    else:
+                        _collect_one(name, value, found)
+                except Exception:  # a container that cannot be read shows no tensors; the trace goes on
+                    continue
+            for n, t in found:
+                tid, new = stamp(t)
+                names[n] = tid
+                if new and _foreign_memory(t):
+                    foreign.append(tid)
+        if names == src.names:
+            return False
+        src.names = names
+        return True
 
     # graph changes ----------------------------------------------------------
     def _new_node(self, out: torch.Tensor, module: str) -> None:
@@ -285,13 +458,20 @@ class Tracer(RunDriver):
         if self.recorder.in_backward:
             return
         packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        # called from the torch function mode, where the line hook still sees every call: our own
+        # calls would each go through it (on 3.12+ switching it costs more than it saves)
+        hook = sys.gettrace() if sys.version_info < (3, 12) else None
         with quiet():
             grad_mode = torch.is_grad_enabled()
             try:
+                if hook is not None:
+                    sys.settrace(None)
                 torch._C._set_grad_enabled(False)
                 self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
             finally:
                 torch._C._set_grad_enabled(grad_mode)
+                if hook is not None:
+                    sys.settrace(hook)
 
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
@@ -324,149 +504,48 @@ class Tracer(RunDriver):
             found.append((call, freed))
         return found, roots
 
-    def _mutations(self, bindings: dict[str, str]) -> list[tuple[str, int, int]]:
-        """(tensor id, version before, version after) for every tensor changed in place."""
-        prev = self.prev.tensors if self.prev is not None else {}
-        changed = []
-        for tid, info in prev.items():
-            t = self.ids.obj(tid)
-            if t is None:
-                continue
-            v = version_of(t)
-            if v != info.version:
-                changed.append((tid, info.version, v))
-                self.book.mark_versions(tid, v)
-        return changed
-
-    def _visible(
-        self, bindings: dict[str, str], extra_nodes: list[str] | None = None
-    ) -> tuple[dict[str, TensorInfo], dict[str, NodeInfo]]:
-        ids, book = self.ids, self.book
-        seen_t: set[str] = set()
-        seen_n: set[str] = set()
-        todo_t = list(dict.fromkeys(bindings.values()))
-        todo_n: list[str] = list(extra_nodes or ())
-        while todo_t or todo_n:
-            while todo_t:
-                tid = todo_t.pop()
-                if tid in seen_t:
-                    continue
-                t = ids.obj(tid)
-                if t is None:
-                    continue
-                seen_t.add(tid)
-                fn = grad_fn_of(t)
-                nid = ids.node(fn) if fn is not None else None
-                if nid is not None:
-                    todo_n.append(nid)
-                base = t._base
-                if base is not None:
-                    todo_t.append(ids.stamp(base)[0])
-            while todo_n:
-                nid = todo_n.pop()
-                if nid in seen_n or nid not in book.nodes:
-                    continue
-                seen_n.add(nid)
-                info = book.nodes[nid]
-                todo_n.extend(e.node for e in info.inputs if e is not None)
-                if info.variable is not None:
-                    todo_t.append(info.variable)
-                todo_t.extend(s.tensor for s in info.saved if s.tensor is not None and s.state != FREED)
-        tensors = {tid: self._tensor_info(tid) for tid in sorted(seen_t, key=_num)}
-        nodes = {nid: book.nodes[nid] for nid in sorted(seen_n, key=_num)}
-        return tensors, nodes
-
-    def _key(self, t: torch.Tensor) -> tuple[Any, ...]:
-        """What a :class:`TensorInfo` depends on, besides values changed behind the version counter."""
-        leaf = is_leaf_of(t)
-        retains = t.retains_grad
-        grad = t.grad if (leaf or retains) else None
-        grad_key = None if grad is None else (id(grad), version_of(grad))
-        fn = grad_fn_of(t)
-        base = t._base
-        return (
-            version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape), data_ptr_of(t),
-        )
-
-    def _tensor_info(self, tid: str) -> TensorInfo:
-        t = self.ids.obj(tid)
-        key = self._key(t)
-        grad = t.grad if (key[4] or key[5]) else None
-        dirty = self.book.dirty
-        written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
-        grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
-        cached = self.cache.get(tid)
-        if cached is not None and cached.key == key and not written and not grad_written:
-            return cached.info
-        old_grad = None
-        if cached is not None and key[2] is not None and cached.key[2] == key[2] and not grad_written:
-            old_grad = cached.info.grad  # the same .grad object at the same version
-        info = TensorInfo(
-            id=tid,
-            shape=tuple(int(s) for s in t.shape),
-            dtype=_dtype_text(t.dtype),
-            device=str(t.device),
-            requires_grad=bool(t.requires_grad),
-            is_leaf=bool(is_leaf_of(t)),
-            retains_grad=bool(t.retains_grad),
-            version=key[0],
-            grad_fn=key[1],
-            base=key[6],
-            value=self.book.summary(tid, t, key[0]),
-            grad=old_grad if old_grad is not None or grad is None else self.book.summary(None, grad),
-            is_param=isinstance(t, torch.nn.Parameter),
-        )
-        self.cache[tid] = _Cached(key, info)
-        return info
-
     # events -----------------------------------------------------------------
-    def _holders(
-        self, tid: str, bindings: dict[str, str], nodes: dict[str, NodeInfo]
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _holders(self, tid: str, bindings: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         names = tuple(n for n, t in bindings.items() if t == tid)
-        held = tuple(
-            nid for nid, info in nodes.items()
-            if info.variable == tid or any(s.tensor == tid and s.state != FREED for s in info.saved)
-        )
-        return names, held
+        return names, self.scene.holders(tid)
 
     def _binding_events(
-        self, bindings: dict[str, str], tensors: dict[str, TensorInfo], nodes: dict[str, NodeInfo],
+        self, bindings: dict[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
         frame: types.FrameType | None,
     ) -> list[Event]:
+        """Bind, Rebind, Unbind for the scopes whose names changed (``olds``: as they were, ``news``: now)."""
+        if not olds and not news:
+            return []
         prev = self.prev.bindings if self.prev is not None else {}
-        scopes = {""} | {_scope_of(name) for name in bindings}
-        live_scopes = self._frame_scopes(frame)
         out: list[Event] = []
-        for name, tid in bindings.items():
-            old = prev.get(name)
-            if old is None:
-                out.append(Bind(name, tid))
-            elif old != tid:
-                names, held = self._holders(old, bindings, nodes)
-                out.append(Rebind(name, old, tid, names, held))
-        for name, old in prev.items():
-            if name in bindings:
-                continue
-            scope = _scope_of(name)
-            if scope and scope not in live_scopes and scope not in scopes:
-                continue  # the function returned: its names went with it
-            names, held = self._holders(old, bindings, nodes)
-            out.append(Unbind(name, old, names, held))
+        for scope in news:
+            for name, tid in scope.items():
+                old = prev.get(name)
+                if old is None:
+                    out.append(Bind(name, tid))
+                elif old != tid:
+                    names, held = self._holders(old, bindings)
+                    out.append(Rebind(name, old, tid, names, held))
+        live_scopes: set[str] | None = None
+        for scope in olds:
+            for name, old in scope.items():
+                if name in bindings or prev.get(name) != old:
+                    continue
+                label = _scope_of(name)
+                if label:
+                    if live_scopes is None:
+                        live_scopes = self._frame_scopes(frame)
+                    if label not in live_scopes:
+                        continue  # the function returned: its names went with it
+                names, held = self._holders(old, bindings)
+                out.append(Unbind(name, old, names, held))
         return out
 
     def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
-        scopes = set()
         labels = self._labels
-        while frame is not None:
-            label = labels.get(frame)
-            if label is not None:
-                scopes.add(label)
-            frame = frame.f_back
-        return scopes
+        return {labels[f] for f in self._stack if f in labels} if frame is not None else set()
 
-    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: dict[str, TensorInfo]) -> list[Event]:
+    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
         prev = self.prev.tensors if self.prev is not None else {}
         direct: dict[str, str] = {}
         for op, target in self.recorder.inplace:
@@ -502,8 +581,11 @@ class Tracer(RunDriver):
                 out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
                 done.add(tid)
         done.update(direct)
-        for tid, now in tensors.items():  # new values, same version: .data =, set_, NumPy, an alias
-            was = prev.get(tid)
+        for tid in sorted((x for x in self.scene.changed if x[0] == "t"), key=_num):
+            # new values, same version: .data =, set_, NumPy, an alias
+            was, now = prev.get(tid), tensors.get(tid)
+            if now is None:
+                continue
             if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
                     or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
                 continue
@@ -520,11 +602,13 @@ class Tracer(RunDriver):
         return tuple(out)
 
     def _grad_events(
-        self, tensors: dict[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
+        self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
         prev = self.prev.tensors if self.prev is not None else {}
         changes = []
-        for tid, info in tensors.items():
+        scene = self.scene
+        for tid in sorted({x for x in (*scene.changed, *scene.added) if x[0] == "t" and x in tensors}, key=_num):
+            info = tensors[tid]
             old = prev.get(tid)
             before = None if old is None else old.grad
             if before != info.grad and (old is not None or info.grad is not None):
@@ -549,7 +633,7 @@ class Tracer(RunDriver):
             )
         return out
 
-    def _untracked_events(self, tensors: dict[str, TensorInfo]) -> list[Event]:
+    def _untracked_events(self, tensors: Mapping[str, TensorInfo]) -> list[Event]:
         out: list[Event] = []
         for t, reason, source in self.recorder.untracked:
             tid = self.ids.tensor(t)
@@ -561,8 +645,11 @@ class Tracer(RunDriver):
             out.append(Untracked(tid, reason, shares))
         return out
 
-    def _predictions(self, bindings: dict[str, str], nodes: dict[str, NodeInfo]) -> tuple[Prediction, ...]:
-        stale = [(nid, s) for nid, n in nodes.items() for s in n.saved if s.state == STALE]
+    def _predictions(self, bindings: dict[str, str], nodes: Mapping[str, NodeInfo]) -> tuple[Prediction, ...]:
+        book = self.book
+        book.stale = {nid for nid in book.stale if any(s.state == STALE for s in book.nodes[nid].saved)}
+        shown = sorted((nid for nid in book.stale if nid in nodes), key=_num)
+        stale = [(nid, s) for nid in shown for s in nodes[nid].saved if s.state == STALE]
         if not stale:
             return ()
         out = []
@@ -595,15 +682,32 @@ _FLAG_OPS = frozenset({"detach_", "requires_grad_"})
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
 
-def _collect(ns: dict[str, Any], prefix: str, out: list[tuple[str, torch.Tensor]]) -> None:
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+#: the opcode of a comprehension inlined in its function (3.12+), whose loop rebinds the function's locals
+_INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
+
+
+def _entries(ns: Any, prefix: str) -> list[tuple[str, Any, bool]]:
+    """The names of a namespace that show tensors: ``(name, value, True for a container)``."""
     # every read is defensive (see .safe): a learner's namespace may hold anything
+    out: list[tuple[str, Any, bool]] = []
     for name, value in safe.name_items(ns):
         if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
             continue
-        try:
-            _collect_one(prefix + name, value, out)
-        except Exception:  # a container that cannot be read shows no tensors; the trace goes on
-            continue
+        full = prefix + name
+        if safe.is_a(value, torch.Tensor):
+            if not safe.is_lazy(value):
+                out.append((full, value, False))
+        elif safe.is_a(value, tuple):  # cannot change: read once
+            found: list[tuple[str, torch.Tensor]] = []
+            try:
+                _collect_one(full, value, found)
+            except Exception:
+                continue
+            out += [(n, t, False) for n, t in found]
+        elif safe.is_a(value, (torch.nn.Module, list, dict)):
+            out.append((full, value, True))
+    return out
 
 
 def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
@@ -625,6 +729,36 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
                 break
             if safe.is_a(item, torch.Tensor) and safe.is_a(key, (str, int)) and not safe.is_lazy(item):
                 out.append((f"{name}[{safe.safe_repr(key)}]", item))
+
+
+_MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,
+                   torch.nn.Module._named_members)
+
+
+def _module_shape(module: torch.nn.Module) -> list[Any] | None:
+    """Every submodule, parameter and buffer of ``module`` with their names, flat: compared by identity
+    to tell that ``named_parameters()`` would list the same. None when a class lists its own way."""
+    out: list[Any] = []
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        cls = type(m)
+        if (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members) != _MODULE_LISTING:
+            return None
+        d = m.__dict__
+        out.append(m)
+        for field in ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules"):
+            items = d.get(field)
+            if items is None:
+                out.append(None)
+                continue
+            out.append(len(items))
+            out.extend(items)
+            if field != "_non_persistent_buffers_set":
+                out.extend(items.values())
+                out.extend(map(type, items.values()))  # a lazy parameter changes class when it gets its shape
+        todo.extend(v for v in d.get("_modules", {}).values() if v is not None)
+    return out
 
 
 def _foreign_memory(t: torch.Tensor) -> bool:
@@ -649,7 +783,7 @@ def _scope_of(name: str) -> str:
     return name[:k]
 
 
-def _reachable(root: str | None, nodes: dict[str, NodeInfo]) -> set[str]:
+def _reachable(root: str | None, nodes: Mapping[str, NodeInfo]) -> set[str]:
     seen: set[str] = set()
     todo = [root] if root is not None else []
     while todo:
@@ -669,13 +803,7 @@ def _gradient_summary(g: Any) -> Summary | None:
     return None
 
 
-@functools.cache
-def _dtype_text(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
-def _num(xid: str) -> int:
-    return int(xid[1:])
+_num = num
 
 
 # ---------------------------------------------------------------- public API

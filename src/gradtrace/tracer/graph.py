@@ -20,7 +20,7 @@ import torch
 
 from ..model import ALIVE, FREED, STALE, Edge, NodeInfo, SavedValue, Summary
 from .ids import Ids
-from .summary import format_number, summarize
+from .summary import deferred, format_number, summarize
 
 _PREFIX = "torch::autograd::"
 #: what a saved value packed by a learner's hook shows (reading it would run the unpack hook)
@@ -177,6 +177,14 @@ class GraphBook:
         self.packed: set[str] = set()
         #: id(tensor) -> (tensor, summary) for tensors with no id yet, during one snapshot
         self._fresh: dict[int, tuple[torch.Tensor, int, Summary]] = {}
+        #: nodes whose record was made or replaced since the tracer last took this set
+        self.changed: set[str] = set()
+        #: nodes that may hold a stale saved value
+        self.stale: set[str] = set()
+        #: how much work was done: nodes read, summaries made
+        self.work: dict[str, int] = {"nodes": 0, "summaries": 0}
+        #: summaries made only when read (a one-off picture: most values are never drawn)
+        self.lazy = False
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -185,8 +193,10 @@ class GraphBook:
         alias) is caught through :attr:`dirty`: the storages the statement's
         in-place calls wrote to are read again.
         """
+        if self.lazy and tid is not None:  # a tensor with an id lives on; one without is a saved value unpacked
+            return deferred(t, self._count)  # just now, gone once read: summarised at once
         if self.dirty and storage_of(t) in self.dirty:
-            value = summarize(t)
+            value = self._summarize(t)
             if tid is not None:
                 self.summaries[tid] = ((version_of(t) if version is None else version, data_ptr_of(t)), value)
             return value
@@ -195,7 +205,7 @@ class GraphBook:
             now = version_of(t)  # a statement's calls read values as they go: changed in place since?
             if fresh is not None and fresh[0] is t and fresh[1] == now:
                 return fresh[2]
-            value = summarize(t)
+            value = self._summarize(t)
             self._fresh[id(t)] = (t, now, value)
             return value
         if version is None:
@@ -205,9 +215,16 @@ class GraphBook:
         if hit is not None and hit[0] == key:
             return hit[1]
         fresh = self._fresh.get(id(t))
-        value = fresh[2] if fresh is not None and fresh[0] is t and fresh[1] == version else summarize(t)
+        value = fresh[2] if fresh is not None and fresh[0] is t and fresh[1] == version else self._summarize(t)
         self.summaries[tid] = (key, value)
         return value
+
+    def _summarize(self, t: torch.Tensor) -> Summary:
+        self._count()
+        return summarize(t)
+
+    def _count(self) -> None:
+        self.work["summaries"] += 1
 
     def touched(self, targets: Iterable[torch.Tensor]) -> None:
         """The statement about to be recorded wrote in place to ``targets``."""
@@ -243,9 +260,11 @@ class GraphBook:
         root_id = new[0][0] if new else None
         if packed:
             self.packed.update(nid for nid, _, _ in new)
+        self.work["nodes"] += len(new)
         for nid, node, nexts in reversed(new):
             info = self._info(nid, node, output if nid == root_id else None, nexts, module)
             self.nodes[nid] = info
+            self.changed.add(nid)
         return sorted((nid for nid, _, _ in new), key=_order)
 
     def _info(
@@ -306,6 +325,7 @@ class GraphBook:
         tid = self.ids.tensor(out)
         if tid is not None:
             self.nodes[nid] = replace(info, output=tid, value=info.value or self.summary(tid, out))
+            self.changed.add(nid)
 
     def refresh_freed(self, root: Any) -> list[tuple[str, str]]:
         """Re-read saved values of every node under ``root``; the newly freed ones."""
@@ -319,7 +339,10 @@ class GraphBook:
             seen.add(nid)
             info = self.nodes.get(nid)
             if info is not None and info.saved and nid not in self.packed:
-                self.nodes[nid] = self._recheck(node, info, freed)
+                now = self._recheck(node, info, freed)
+                if now is not info:
+                    self.nodes[nid] = now
+                    self.changed.add(nid)
             stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
         return sorted(freed, key=lambda p: (_order(p[0]), p[1]))
 
@@ -346,14 +369,21 @@ class GraphBook:
         for nid, sname in self.saved_by.get(tid, ()):
             info = self.nodes[nid]
             saved = []
+            changed = False
             for s in info.saved:
                 if s.name == sname and s.tensor == tid and s.state != FREED:
                     new_state = STALE if version != s.saved_version else ALIVE
                     if new_state == STALE and s.state != STALE:
                         stale.append((nid, sname))
-                    s = replace(s, state=new_state, version=version)
+                    if (new_state, version) != (s.state, s.version):
+                        s = replace(s, state=new_state, version=version)
+                        changed = True
                 saved.append(s)
-            self.nodes[nid] = replace(info, saved=tuple(saved))
+            if changed:
+                self.nodes[nid] = replace(info, saved=tuple(saved))
+                self.changed.add(nid)
+            if any(s.state == STALE for s in saved):
+                self.stale.add(nid)
         return stale
 
 

@@ -59,9 +59,6 @@ class Ids:
         ref = self._refs.get(tid)
         return None if ref is None else ref()
 
-    def known_tensors(self) -> list[str]:
-        return list(self._refs)
-
     @property
     def tensor_count(self) -> int:
         """How many tensor ids were handed out: ids ``t1`` to ``t<count>``."""

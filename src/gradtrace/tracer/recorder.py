@@ -30,6 +30,8 @@ _INPLACE_DUNDER = frozenset(
 )
 _SHARES_MEMORY = frozenset({"numpy", "__array__"})
 _PASS = frozenset({"__get__", "__set__", "__delete__", "_set_grad_enabled", "__repr__", "__format__"})
+#: calls that change a tensor's flags or ``.grad`` and leave its version alone
+_FLAGS = frozenset({"__set__", "__delete__", "retain_grad"})
 
 
 @dataclass
@@ -212,6 +214,8 @@ class Recorder(TorchFunctionMode):
         self._handles: list[Any] = []
         #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
         self.shared: list[weakref.ref[torch.Tensor]] = []
+        #: called when recording stops for good (the tracer drops what it held for the run)
+        self.on_stop: Callable[[], None] | None = None
         self.clear()
 
     def watch_modules(self) -> None:
@@ -228,6 +232,8 @@ class Recorder(TorchFunctionMode):
             handle.remove()
         self._handles = []
         self._modules = []
+        if self.on_stop is not None:
+            self.on_stop()
 
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         self._modules.append(module)
@@ -247,6 +253,9 @@ class Recorder(TorchFunctionMode):
         #: (output, reason, source) for outputs cut from the graph
         self.untracked: list[tuple[torch.Tensor, str, torch.Tensor | None]] = []
         self.backwards: list[BackwardCall] = []
+        #: tensors whose flags or ``.grad`` a call may have set without a version bump
+        #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
+        self.flagged: list[torch.Tensor] = []
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
@@ -261,6 +270,8 @@ class Recorder(TorchFunctionMode):
             return self._call(func, args, kwargs)
         name = getattr(func, "__name__", "")
         if name in _PASS:
+            if name in _FLAGS and args and isinstance(args[0], torch.Tensor):
+                self.flagged.append(args[0])
             return self._call(func, args, kwargs)
         call = _backward_call(func, args, kwargs)
         if call is not None:
@@ -277,6 +288,8 @@ class Recorder(TorchFunctionMode):
             if isinstance(func, _FunctionType):
                 func = original_of(func)
             name = getattr(func, "__name__", "")
+            if self.active and name in _FLAGS and args and isinstance(args[0], torch.Tensor):
+                self.flagged.append(args[0])
             call = None if not self.active or name in _PASS else _backward_call(func, args, kwargs)
             before = self._before(name, args, kwargs) if self.active and call is None else None
         finally:
@@ -330,6 +343,10 @@ class Recorder(TorchFunctionMode):
         if _inplace_name(name):
             if args and isinstance(args[0], torch.Tensor):
                 written.append(args[0])
+            elif args and isinstance(args[0], (list, tuple)):  # ``torch._foreach_add_(params, ...)``
+                written.extend(t for t in args[0] if isinstance(t, torch.Tensor))
+        elif name in _FLAGS and args and isinstance(args[0], torch.Tensor):
+            self.flagged.append(args[0])
         out = kwargs.get("out")
         if out is not None:
             outs = out if isinstance(out, (tuple, list)) else (out,)

@@ -31,6 +31,7 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
     ensure_deep_stack()
     tracer = Tracer("", "<snapshot>")
     ids, book = tracer.ids, tracer.book
+    book.lazy = True  # a value is read when the picture draws it: most of a huge graph is folded away
     bindings: dict[str, str] = {}
     with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
         for i, v in enumerate(outputs):
@@ -40,5 +41,10 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
         for pname, p in (params or {}).items():
             if isinstance(p, torch.Tensor):
                 bindings.setdefault(str(pname), ids.stamp(p)[0])
-        tensors, nodes = tracer._visible(bindings)
+        roots: dict[str, int] = {}
+        for tid in bindings.values():
+            roots[tid] = roots.get(tid, 0) + 1
+        tracer.scene.update(roots, None, set(), [])
+        tensors, nodes = dict(tracer.scene.tensors), dict(tracer.scene.nodes)
+    tracer.scene.clear()
     return Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors, nodes=nodes)

@@ -15,8 +15,11 @@ in lazily; it compares, prints and pickles as a plain one).
 
 from __future__ import annotations
 
+import ctypes
 import math
 import struct
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -25,6 +28,8 @@ from ..model import Summary
 
 MAX_ELEMENTS = 16
 MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
+#: tensors up to this many elements are copied as bytes and summarised when first shown
+CAPTURE_MAX = 4096
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
 
@@ -37,10 +42,19 @@ def summarize(t: torch.Tensor) -> Summary:
         return Summary(text=f"<values not readable: {type(exc).__name__}>")
 
 
-def _summarize(t: torch.Tensor) -> Summary:
+def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
     if t.device.type == "meta":
         return Summary(text="<meta: no values>")
     d = t.detach()
+    if capture and d.layout == torch.strided and d.numel() <= CAPTURE_MAX and d.device.type == "cpu" \
+            and d.dtype in _CAPTURED:
+        try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
+            c = d.resolve_conj().resolve_neg().contiguous()
+            raw = ctypes.string_at(c.data_ptr(), c.numel() * c.element_size()) if c.numel() else b""
+        except Exception:
+            pass
+        else:
+            return Captured(raw, d.dtype, tuple(d.shape))
     if d.layout != torch.strided:
         if d.numel() > MAX_ELEMENTS:
             return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
@@ -101,6 +115,62 @@ class LazySummary(Summary):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Summary, (self.text, self.values, self.stats))
+
+
+#: dtypes whose bytes are read back as they were copied (the others are summarised at once)
+_CAPTURED = frozenset({
+    torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128, torch.bool,
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+})
+
+
+class Captured(LazySummary):
+    """A :class:`Summary` of a small tensor whose bytes were copied when it was taken.
+
+    Reading a tensor's numbers and their min/mean/max costs several torch calls; most
+    summaries of a trace are never shown, or shown long after. The copy (plain bytes,
+    no tensor) is read on first use of ``values``, ``stats`` or ``text``.
+    """
+
+    def __init__(self, raw: bytes, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+        object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "_dtype", dtype)
+        object.__setattr__(self, "_shape", shape)
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
+                torch.empty(0, dtype=d["_dtype"])
+            real = _summarize(data.reshape(d["_shape"]), capture=False)
+            object.__setattr__(self, "_summary", real)
+        return real
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "text":
+            raise AttributeError(name)
+        text = self._real().text
+        object.__setattr__(self, "text", text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
+            mine, theirs = self.__dict__, other.__dict__
+            if (mine["_dtype"], mine["_shape"]) == (theirs["_dtype"], theirs["_shape"]) \
+                    and mine["_raw"] == theirs["_raw"]:
+                return True  # the same bytes: the same numbers, shown the same
+        return super().__eq__(other)
+
+    __hash__ = Summary.__hash__
 
 
 def _stats(d: torch.Tensor) -> tuple[float, float, float] | None:
@@ -173,3 +243,78 @@ def format_values(values: Any, dtype: torch.dtype) -> str:
     if isinstance(values, list):
         return "[" + ", ".join(format_values(v, dtype) for v in values) + "]"
     return format_number(values, dtype)
+
+
+class DeferredSummary(Summary):
+    """A :class:`Summary` of a tensor read only when something asks for it (a picture draws it).
+
+    For a graph shown at once (``gradtrace.show``): most of a huge graph's values are
+    folded away and never drawn. Holds a weak reference only; if the tensor is gone or
+    changed by the time the value is asked for, it says so instead of showing other values.
+    """
+
+    def __init__(self, t: torch.Tensor, at: tuple[int, int | None], made: Callable[[], None]) -> None:
+        object.__setattr__(self, "_ref", weakref.ref(t))
+        object.__setattr__(self, "_at", at)
+        object.__setattr__(self, "_made", made)
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            t = d["_ref"]()
+            if t is None:
+                real = Summary(text="<no longer in memory>")
+            elif d["_at"] != _where(t):
+                real = Summary(text="<changed since the picture was taken>")
+            else:
+                d["_made"]()
+                real = summarize(t)
+            object.__setattr__(self, "_summary", real)
+            object.__setattr__(self, "_ref", None)
+        return real
+
+    @property
+    def text(self) -> str:
+        return self._real().text
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, DeferredSummary):
+            other = other._real()
+        return self._real() == other
+
+    __hash__ = Summary.__hash__
+
+    def __repr__(self) -> str:
+        return repr(self._real())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        real = self._real()
+        return (Summary, (real.text, real.values, real.stats))
+
+
+def _where(t: torch.Tensor) -> tuple[int, int | None]:
+    try:
+        version = int(t._version)
+    except Exception:
+        version = 0
+    try:
+        ptr: int | None = int(t.data_ptr())
+    except Exception:
+        ptr = None
+    return version, ptr
+
+
+def deferred(t: torch.Tensor, made: Callable[[], None]) -> Summary:
+    """A summary of ``t`` made on first use (``made`` is called when it is)."""
+    return DeferredSummary(t, _where(t), made)

@@ -1,0 +1,350 @@
+"""What a step shows, kept up to date statement by statement (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+A step shows every tensor and backward node reachable from a name: from a
+tensor to its ``grad_fn`` and its view base, from a node to its inputs, the leaf
+it accumulates into and the tensors it saved (until freed). :class:`Scene` keeps
+that set, the edges between its members and, for each member, the members that
+point at it. A statement then costs what it changed:
+
+- new names and new edges add what they reach, walking only what was not shown;
+- a lost name or edge makes its target a *candidate*; a candidate stays if a
+  search backwards through the members pointing at it finds a name, otherwise
+  it and everything that search saw (none of which a name reaches) go;
+- a tensor is read again (its :class:`~gradtrace.model.TensorInfo`) only when its
+  version moved, its memory was written, or a call changed its flags or ``.grad``
+  (the tracer says which); versions and liveness of the shown tensors are checked
+  every step, at a few attribute reads each.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..model import FREED, NodeInfo, TensorInfo
+from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
+from .ids import Ids
+
+
+@dataclass
+class Cached:
+    key: tuple[Any, ...]
+    info: TensorInfo
+
+
+def num(xid: str) -> int:
+    return int(xid[1:])
+
+
+@functools.cache
+def _dtype_text(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def node_edges(info: NodeInfo) -> tuple[str, ...]:
+    """What a shown node makes shown: its input nodes, its leaf, its saved tensors not yet freed."""
+    out = [e.node for e in info.inputs if e is not None]
+    if info.variable is not None:
+        out.append(info.variable)
+    out += [s.tensor for s in info.saved if s.tensor is not None and s.state != FREED]
+    return tuple(out)
+
+
+class Scene:
+    """The shown tensors and nodes, their edges, and who points at each."""
+
+    def __init__(self, ids: Ids, book: GraphBook, work: Counter[str]) -> None:
+        self.ids, self.book, self.work = ids, book, work
+        self.tensors: dict[str, TensorInfo] = {}
+        self.nodes: dict[str, NodeInfo] = {}
+        #: member -> the ids it points at (tensors: grad_fn, base; nodes: see :func:`node_edges`)
+        self.out: dict[str, tuple[str, ...]] = {}
+        #: id -> {member pointing at it: how many edges}
+        self.preds: dict[str, dict[str, int]] = {}
+        #: named tensors (and this step's extra nodes) -> how many names
+        self.roots: dict[str, int] = {}
+        self.cache: dict[str, Cached] = {}
+        #: shown tensor -> its version when last read
+        self.versions: dict[str, int] = {}
+        #: storage address -> shown tensors whose values or ``.grad`` live there
+        self.by_storage: dict[int | None, set[str]] = {}
+        self._where: dict[str, tuple[int | None, ...]] = {}
+        #: tid -> ((data pointer, .grad key), storages) as last read
+        self._at: dict[str, tuple[tuple[Any, Any], tuple[int | None, ...]]] = {}
+        self._max_t = 0
+        self._max_n = 0
+        self._sorted = True
+        # what the last update did
+        self.added: list[str] = []
+        self.dropped: list[str] = []
+        self.changed: list[str] = []  # shown tensors whose TensorInfo is a new one
+
+    # ----------------------------------------------------------- one step
+    def scan(self) -> tuple[list[tuple[str, int, int]], list[str]]:
+        """``(tid, version before, now)`` for shown tensors changed in place (id order), and the dead ones."""
+        refs = self.ids._refs
+        moved: list[tuple[str, int, int]] = []
+        dead: list[str] = []
+        for tid, v in self.versions.items():
+            t = refs[tid]()
+            if t is None:
+                dead.append(tid)
+                continue
+            try:
+                now = t._version
+            except Exception:
+                now = version_of(t)
+            if now != v:
+                moved.append((tid, v, now))
+        self.work["scanned"] += len(self.versions)
+        moved.sort(key=lambda m: num(m[0]))
+        return moved, dead
+
+    def update(self, roots: dict[str, int], recheck: set[str] | None, nodes: set[str], dead: list[str]) -> None:
+        """Bring the scene to ``roots``; ``recheck`` tensors (None: all) and ``nodes`` may have changed."""
+        self.added, self.dropped, self.changed = [], [], []
+        cand: list[str] = []
+        todo: list[str] = []
+        old = self.roots
+        todo += [r for r in roots if r not in old]
+        cand += [r for r in old if r not in roots]
+        self.roots = roots
+        for tid in dead:
+            if tid in self.out:
+                self._drop(tid, cand)
+        for tid in (list(self.tensors) if recheck is None else recheck):
+            if tid not in self.tensors:
+                continue
+            t = self.ids.obj(tid)
+            if t is None:
+                self._drop(tid, cand)
+                continue
+            info, edges = self._read(tid, t)
+            if info is not self.tensors[tid]:
+                self.tensors[tid] = info
+                self.changed.append(tid)
+            self._reedge(tid, edges, cand, todo)
+        book_nodes = self.book.nodes
+        for nid in nodes:
+            if nid in self.nodes:
+                ninfo = book_nodes[nid]
+                if ninfo is not self.nodes[nid]:
+                    self.nodes[nid] = ninfo
+                    self.changed.append(nid)
+                    self._reedge(nid, node_edges(ninfo), cand, todo)
+        self._add(todo)
+        self._collect(cand)
+        if not self._sorted:
+            self.tensors = dict(sorted(self.tensors.items(), key=lambda kv: num(kv[0])))
+            self.nodes = dict(sorted(self.nodes.items(), key=lambda kv: num(kv[0])))
+            self._sorted = True
+
+    # ---------------------------------------------------------- membership
+    def _add(self, todo: list[str]) -> None:
+        out, preds, ids, book = self.out, self.preds, self.ids, self.book
+        while todo:
+            x = todo.pop()
+            if x in out:
+                continue
+            if x[0] == "t":
+                t = ids.obj(x)
+                if t is None:
+                    continue
+                info, edges = self._read(x, t)
+                self.tensors[x] = info
+                n = num(x)
+                if n < self._max_t:
+                    self._sorted = False
+                self._max_t = max(self._max_t, n)
+            else:
+                ninfo = book.nodes.get(x)
+                if ninfo is None:
+                    continue
+                self.nodes[x] = ninfo
+                edges = node_edges(ninfo)
+                n = num(x)
+                if n < self._max_n:
+                    self._sorted = False
+                self._max_n = max(self._max_n, n)
+                self.work["nodes"] += 1
+            out[x] = edges
+            self.added.append(x)
+            for y in edges:
+                p = preds.get(y)
+                if p is None:
+                    preds[y] = {x: 1}
+                else:
+                    p[x] = p.get(x, 0) + 1
+                if y not in out:
+                    todo.append(y)
+
+    def _unlink(self, x: str, edges: tuple[str, ...], cand: list[str]) -> None:
+        preds = self.preds
+        for y in edges:
+            p = preds[y]
+            c = p[x] - 1
+            if c:
+                p[x] = c
+            else:
+                del p[x]
+                if not p:
+                    del preds[y]
+            cand.append(y)
+
+    def _drop(self, x: str, cand: list[str]) -> None:
+        edges = self.out.pop(x)
+        self._unlink(x, edges, cand)
+        if x[0] == "t":
+            del self.tensors[x]
+            self.versions.pop(x, None)
+            self._at.pop(x, None)
+            for s in self._where.pop(x, ()):
+                held = self.by_storage.get(s)
+                if held is not None:
+                    held.discard(x)
+                    if not held:
+                        del self.by_storage[s]
+        else:
+            del self.nodes[x]
+        self.dropped.append(x)
+
+    def _reedge(self, x: str, edges: tuple[str, ...], cand: list[str], todo: list[str]) -> None:
+        old = self.out[x]
+        if old == edges:
+            return
+        self._unlink(x, old, cand)
+        self.out[x] = edges
+        preds = self.preds
+        for y in edges:
+            p = preds.get(y)
+            if p is None:
+                preds[y] = {x: 1}
+            else:
+                p[x] = p.get(x, 0) + 1
+            if y not in self.out:
+                todo.append(y)
+
+    def _collect(self, cand: list[str]) -> None:
+        """Drop the candidates no name reaches any more (and what only they reached)."""
+        live: set[str] = set()
+        roots, preds, out = self.roots, self.preds, self.out
+        i = 0
+        while i < len(cand):
+            c = cand[i]
+            i += 1
+            if c not in out or c in live:
+                continue
+            seen = {c}
+            queue = [c]
+            rooted = False
+            j = 0
+            while j < len(queue):
+                x = queue[j]
+                j += 1
+                if x in live or roots.get(x):
+                    rooted = True
+                    break
+                for p in preds.get(x, ()):
+                    if p not in seen:
+                        seen.add(p)
+                        queue.append(p)
+            self.work["searched"] += j
+            if rooted:
+                live.add(c)
+                continue
+            for x in queue:
+                if x in out:
+                    self._drop(x, cand)
+
+    # ------------------------------------------------------------ tensors
+    def key(self, t: torch.Tensor) -> tuple[Any, ...]:
+        """What a :class:`TensorInfo` depends on, besides values changed behind the version counter."""
+        leaf = is_leaf_of(t)
+        retains = t.retains_grad
+        grad = t.grad if (leaf or retains) else None
+        grad_key = None if grad is None else (id(grad), version_of(grad))
+        fn = grad_fn_of(t)
+        base = t._base
+        return (
+            version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
+            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape), data_ptr_of(t),
+        )
+
+    def _read(self, tid: str, t: torch.Tensor) -> tuple[TensorInfo, tuple[str, ...]]:
+        """The tensor's info now, and its edges; notes its version and where its memory is."""
+        self.work["tensors"] += 1
+        fn = grad_fn_of(t)
+        if fn is not None:
+            self.book.walk(fn, output=t)  # stops at once at a node already seen
+        info = self.info(tid, t)
+        edges: list[str] = []
+        if info.grad_fn is not None and info.grad_fn in self.book.nodes:
+            edges.append(info.grad_fn)
+        base = t._base
+        if base is not None:
+            edges.append(self.ids.stamp(base)[0])
+        self.versions[tid] = info.version
+        at = self.cache[tid].key
+        found = self._at.get(tid)
+        if found is not None and found[0] == (at[8], at[2]):
+            return info, tuple(edges)  # same memory, same .grad object: same storages
+        grad = t.grad if (info.is_leaf or info.retains_grad) else None
+        where = (storage_of(t),) if grad is None else (storage_of(t), storage_of(grad))
+        self._at[tid] = ((at[8], at[2]), where)
+        old = self._where.get(tid)
+        if old != where:
+            for s in old or ():
+                held = self.by_storage.get(s)
+                if held is not None:
+                    held.discard(tid)
+            for s in where:
+                self.by_storage.setdefault(s, set()).add(tid)
+            self._where[tid] = where
+        return info, tuple(edges)
+
+    def info(self, tid: str, t: torch.Tensor) -> TensorInfo:
+        key = self.key(t)
+        grad = t.grad if (key[4] or key[5]) else None
+        dirty = self.book.dirty
+        written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
+        grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
+        cached = self.cache.get(tid)
+        if cached is not None and cached.key == key and not written and not grad_written:
+            return cached.info
+        old_grad = None
+        if cached is not None and key[2] is not None and cached.key[2] == key[2] and not grad_written:
+            old_grad = cached.info.grad  # the same .grad object at the same version
+        info = TensorInfo(
+            id=tid,
+            shape=tuple(int(s) for s in t.shape),
+            dtype=_dtype_text(t.dtype),
+            device=str(t.device),
+            requires_grad=bool(t.requires_grad),
+            is_leaf=bool(key[4]),
+            retains_grad=bool(key[5]),
+            version=key[0],
+            grad_fn=key[1],
+            base=key[6],
+            value=self.book.summary(tid, t, key[0]),
+            grad=old_grad if old_grad is not None or grad is None else self.book.summary(None, grad),
+            is_param=isinstance(t, torch.nn.Parameter),
+        )
+        self.cache[tid] = Cached(key, info)
+        return info
+
+    def holders(self, tid: str) -> tuple[str, ...]:
+        """The shown nodes that saved ``tid`` (not freed) or accumulate into it, in id order."""
+        return tuple(sorted((p for p in self.preds.get(tid, ()) if p[0] == "n"), key=num))
+
+    def clear(self) -> None:
+        """Forget every member (and the edges): the next update starts from nothing."""
+        self.tensors, self.nodes, self.out, self.preds, self.roots = {}, {}, {}, {}, {}
+        self.versions, self.by_storage, self._where, self._at = {}, {}, {}, {}
+        self._max_t = self._max_n = 0
+        self._sorted = True
