@@ -238,3 +238,20 @@ def test_an_errors_plain_words_read_part_by_part(stepper: Any) -> None:
     for label in ("What happened:", "Why:", "Fix:"):
         assert label in said  # the labels are explain_error's own
     assert " ".join(box.inner_text().split()).count("What happened:") == 1
+
+
+def test_the_walks_last_node_and_the_grad_it_fills_are_in_view(stepper: Any) -> None:
+    """Lesson 07: at the end of the reverse pass the picture showed n3 AccumulateGrad with the weight it fills
+    scrolled out of view."""
+    made = make_film(traced(MLP))
+    page = stepper(made)
+    page.keyboard.press("End")
+    flow = made["steps"][-1]["flow"] or next(s["flow"] for s in made["steps"] if s.get("flow"))
+    for sub in flow:
+        page.keyboard.press("ArrowDown")
+        shown = page.evaluate("""(ids) => {
+          const graph = document.querySelector('.gt-graph'), view = graph.getBoundingClientRect();
+          return ids.map(id => { const r = document.getElementById(id).getBoundingClientRect();
+            return r.left >= view.left - 0.5 && r.right <= view.left + graph.clientWidth + 0.5; });
+        }""", [sub["node"], *sub["grads"]])
+        assert all(shown), (sub["node"], sub["grads"], shown)

@@ -96,9 +96,14 @@ export function brief(text, max) {
   return value;
 }
 
-// What a step is about, for scrolling a wide picture to it (see reveal() in mount).
-const FOCUS = ["gt-m-created", "gt-m-moved", "gt-m-mutated", "gt-m-grad", "gt-m-culprit", "gt-m-stale", "gt-flow-now",
-  "gt-diff-grad", "gt-diff-kept"].map((c) => `g.gt-box.${c}`).join(", ");
+// What a step is about, for scrolling a wide picture to it (see reveal() in mount): the node the reverse pass
+// is at while it is walked, what backward() changed in the before/after view, else what the step marked.
+const FOCUS = {
+  walk: "g.gt-box.gt-flow-now",
+  diff: "g.gt-box.gt-diff-grad, g.gt-box.gt-diff-kept",
+  step: ["gt-m-created", "gt-m-moved", "gt-m-mutated", "gt-m-grad", "gt-m-culprit", "gt-m-stale"]
+    .map((c) => `g.gt-box.${c}`).join(", "),
+};
 
 // Where a gradient label may sit around a point of its edge: [dx, dy, text-anchor].
 const PLACES = [[4, -4, "start"], [4, 14, "start"], [-4, -4, "end"], [-4, 14, "end"], [0, -8, "middle"],
@@ -1354,7 +1359,13 @@ export function mount(el, film, options = {}) {
     const key = `${state.pos}:${state.sub}:${state.diff}:${state.before}:${view.presenting}`;
     if (key === revealed || !picture.svg) return;
     revealed = key;
-    const focus = Array.from(picture.svg.querySelectorAll(FOCUS)).filter((g) => !g.classList.contains("gt-hidden"));
+    const about = state.sub >= 0 ? FOCUS.walk : state.diff ? FOCUS.diff : FOCUS.step;
+    const focus = Array.from(picture.svg.querySelectorAll(about)).filter((g) => !g.classList.contains("gt-hidden"));
+    const sub = state.sub >= 0 ? flowOf(steps[state.pos])[state.sub] : null;
+    for (const id of Object.keys((sub && sub.grads) || {})) { // the .grad this node of the reverse pass fills in
+      const item = picture.items.get(id);
+      if (item && !item.g.classList.contains("gt-hidden")) focus.push(item.g);
+    }
     const box = graph.getBoundingClientRect();
     if (!focus.length || !box.width) return;
     const rects = focus.map((g) => g.getBoundingClientRect());
@@ -1362,7 +1373,9 @@ export function mount(el, film, options = {}) {
       top: Math.min(...rects.map((r) => r.top)), bottom: Math.max(...rects.map((r) => r.bottom)) };
     const inner = { left: box.left + 4, right: box.left + graph.clientWidth - 4, top: box.top + 4,
       bottom: box.top + graph.clientHeight - 4 };
-    const shift = (lo, hi, from, to) => (hi - lo > to - from ? hi - to : lo < from ? lo - from : hi > to ? hi - to : 0);
+    // the least scroll that shows all of it; when it is wider than the box, its middle in the box's middle
+    const shift = (lo, hi, from, to) =>
+      hi - lo > to - from ? (lo + hi) / 2 - (from + to) / 2 : lo < from ? lo - from : hi > to ? hi - to : 0;
     const dx = shift(want.left, want.right, inner.left, inner.right);
     const dy = shift(want.top, want.bottom, inner.top, inner.bottom);
     if (dx || dy) graph.scrollBy({ left: dx, top: dy, behavior: "instant" });
