@@ -120,6 +120,8 @@ class Tracer(RunDriver):
         self.foreign: list[str] = []
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
+        #: gc, grad mode and line hook to put back when an interrupt cuts our own putting-back short
+        self._undo: tuple[bool, bool, Any] | None = None
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.scene = Scene(self.ids, self.book, self.work)
@@ -142,11 +144,21 @@ class Tracer(RunDriver):
         self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
         recorded: bool = True,
     ) -> Step:
-        collecting = gc.isenabled()
-        grad_mode = torch.is_grad_enabled()
-        # An interrupt (Ctrl-C, a signal) must never leave grad mode or gc off: both are
-        # set and restored inside try blocks, by C calls that no torch function mode sees
-        # (torch.no_grad().__exit__ ran through our own mode: Python code, a window).
+        # An interrupt (Ctrl-C, a signal) must never leave grad mode or gc off. Both are set and
+        # put back by C calls that no torch function mode sees (torch.no_grad().__exit__ ran through
+        # our own mode: Python code, a window), but Python runs a signal handler after any C call:
+        # one landing between two of the putting-back calls is caught here and finishes the job.
+        self._undo = (gc.isenabled(), torch.is_grad_enabled(), None)
+        try:
+            return self._snapshot_quietly(frame, stmt, frame_name, error)
+        except BaseException:
+            self._put_back()
+            raise
+
+    def _snapshot_quietly(
+        self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
+    ) -> Step:
+        collecting, grad_mode, _hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
             with quiet():
@@ -158,6 +170,19 @@ class Tracer(RunDriver):
         finally:
             if collecting:
                 gc.enable()
+            self._undo = None
+
+    def _put_back(self) -> None:
+        """Grad mode, gc and the line hook as they were before our own code changed them."""
+        undo, self._undo = self._undo, None
+        if undo is None:
+            return
+        collecting, grad_mode, hook = undo
+        torch._C._set_grad_enabled(grad_mode)
+        if collecting:
+            gc.enable()
+        if hook is not None and sys.gettrace() is None:
+            sys.settrace(hook)
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
@@ -457,13 +482,20 @@ class Tracer(RunDriver):
         statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
         if self.recorder.in_backward:
             return
-        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
         # called from the torch function mode, where the line hook still sees every call: our own
         # calls would each go through it (on 3.12+ switching it costs more than it saves)
         hook = sys.gettrace() if sys.version_info < (3, 12) else None
-        collecting = gc.isenabled()
+        self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
+        try:  # an interrupt between the putting-back calls below: see _snapshot
+            self._read_new_node(out, module)
+        except BaseException:
+            self._put_back()
+            raise
+
+    def _read_new_node(self, out: torch.Tensor, module: str) -> None:
+        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        collecting, grad_mode, hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
         with quiet():
-            grad_mode = torch.is_grad_enabled()
             try:
                 if hook is not None:
                     sys.settrace(None)
@@ -476,6 +508,7 @@ class Tracer(RunDriver):
                     gc.enable()
                 if hook is not None:
                     sys.settrace(hook)
+                self._undo = None
 
     def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
         """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""

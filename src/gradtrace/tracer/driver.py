@@ -241,7 +241,11 @@ class RunDriver:
         except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
             self.exception = exc
         finally:
-            taken = sys.gettrace() != self._global
+            now = sys.gettrace()
+            # Python drops a trace function that raises: an interrupt (Ctrl-C, a signal handler's
+            # exception) landing inside ours leaves None, which is not the program's doing
+            dropped = now is None and self.exception is not None and not isinstance(self.exception, Exception)
+            taken = now != self._global and not dropped
             sys.settrace(old)
             self._stop_mode()
         return taken
