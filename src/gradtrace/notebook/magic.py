@@ -209,10 +209,19 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
                whole: bool = False) -> Trace:
     """Run ``source`` in ``ns`` as a cell runs, recording the names it touches (every name with ``whole``).
 
-    Raises the cell's exception, as running it plainly would (:func:`gradtrace.last_trace`
-    then holds the trace up to the failing step).
+    Raises the cell's exception, as running it plainly would (:func:`run_cell` returns it with
+    the trace up to the failing step instead).
     """
     __tracebackhide__ = True  # noqa: F841
+    trace, exception = run_cell(source, ns, filename, max_steps, value, whole)
+    if exception is not None:
+        raise exception
+    return trace
+
+
+def run_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
+             whole: bool = False) -> tuple[Trace, BaseException | None]:
+    """:func:`trace_cell` that returns the cell's exception (None if it ran through) with the trace."""
     from ..tracer import Tracer
     from ..tracer.core import LAST_VALUE, compile_source
     from .scope import CellScope
@@ -230,30 +239,20 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
         trace = tracer.run(lambda: exec(code, ns))
     finally:
         ns.pop(LAST_VALUE, None)
-    if tracer.exception is not None:
-        raise tracer.exception
-    return trace
+    return trace, tracer.exception
 
 
 def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
     """Trace ``cell`` in ``shell.user_ns``; show the trace; let the cell's exception reach IPython."""
     __tracebackhide__ = True  # noqa: F841
-    from ..tracer import last_trace
-
     source = shell.transform_cell(cell)
     filename = cell_filename(shell, source)
-    before = last_trace()
     value: list[Any] = []
-    try:
-        trace = trace_cell(source, shell.user_ns, filename, max_steps, value, whole=whole)
-    except SyntaxError:
-        raise  # nothing ran: IPython shows the syntax error as for any cell
-    except BaseException as exc:
-        failed = last_trace()
-        if failed is not None and failed is not before and failed.filename == filename:
-            _show_safely(show, failed)
-        raise exc.with_traceback(_cell_traceback(exc, filename))  # noqa: B904 - the learner's own exception, chain untouched
-    _show_safely(show, trace)
+    # a SyntaxError from compiling reaches IPython as for any cell: nothing ran
+    trace, exc = run_cell(source, shell.user_ns, filename, max_steps, value, whole=whole)
+    _show_safely(show, trace)  # also up to the failing step
+    if exc is not None:
+        raise exc.with_traceback(_cell_traceback(exc, filename))
     if value and value[-1] is not None:
         shell.displayhook(value[-1])  # the cell's last expression, shown as Out[n] as without the magic
 
