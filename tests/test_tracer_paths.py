@@ -371,3 +371,31 @@ def test_a_cell_traced_again_and_again_in_one_namespace(path: str) -> None:
             frames = [s.frame for s in trace.steps]
             assert frames == ["<module>"] + (["grow"] * 2 if run else []) + ["<module>"] * 2
             monitoring_clean()
+
+
+COMPREHENSIONS = """\
+import torch
+xs = [torch.ones(2) * i for i in range(3)]
+y = sum(
+    [x.sum()
+     for x in xs])
+for i in range(2):
+    z = {k: x * k for k, x in enumerate(xs)}
+"""
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_comprehension_is_one_step_of_its_statement(path: str) -> None:
+    """Python 3.12 inlines list, set and dict comprehensions into their statement's code: going round
+    their loop is not a new step (found: one step per item, and on the settrace path a RuntimeWarning
+    about an unbound local written to the program's stderr)."""
+    plain: dict[str, object] = {}
+    exec(compile(COMPREHENSIONS, "<plain>", "exec"), plain)
+    ns: dict[str, object] = {}
+    with line_events(path), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = gradtrace.trace_code(COMPREHENSIONS, ns)
+    assert not caught, [str(w.message) for w in caught]
+    assert [s.lineno for s in trace.steps] == [1, 2, 3, 6, 7, 6, 7, 6]
+    assert torch.equal(ns["y"], plain["y"])  # type: ignore[arg-type]
+    assert trace.steps[-1].bindings.keys() >= {"xs[0]", "y"}

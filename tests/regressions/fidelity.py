@@ -202,7 +202,10 @@ class Watcher:
             stmt = self._stmt_at(frame, frame.f_lineno)
             if stmt is not None:
                 cur = self.current.get(frame)
-                if cur is not None and cur[0] is stmt and (event == "opcode" or frame.f_lasti > cur[1]):
+                if cur is not None and cur[0] is stmt and (event == "opcode" or frame.f_lasti > cur[1]
+                                                           or _simple(stmt)):
+                    # a simple statement seen again with no other statement between: a comprehension's
+                    # loop (inlined on Python 3.12+), or the statement's next line
                     self.current[frame] = (stmt, frame.f_lasti)
                     return self._local
                 if cur is not None:
@@ -222,6 +225,12 @@ class Watcher:
         line = getattr(node, "lineno", None) or node.pattern.lineno  # type: ignore[attr-defined]
         name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
         self.moments.append(Moment(line, name, capture(self.globals, frame, self.labels)))
+
+
+def _simple(node: ast.AST) -> bool:
+    """A statement with no statements inside (not a loop, ``if``, ``def``, handler, ...)."""
+    body = getattr(node, "body", None)
+    return not (isinstance(body, list) and body and isinstance(body[0], ast.stmt))
 
 
 @dataclass

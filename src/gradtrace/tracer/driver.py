@@ -348,9 +348,12 @@ class RunDriver:
             frame.f_trace_opcodes = False
         lasti = frame.f_lasti
         pending = self.pending.get(frame)
-        if pending is not None and pending.stmt is stmt and lasti > pending.lasti:
+        if pending is not None and pending.stmt is stmt and (lasti > pending.lasti or not stmt.compound):
+            # the same statement, continued on another line (or a decorated def's next line), or going
+            # round a comprehension's loop (inlined in its statement since Python 3.12): a simple
+            # statement runs again only after another statement's line (its loop's header)
             pending.lasti = lasti
-            return  # the same statement, continued on another line (or a decorated def's next line)
+            return
         if pending is not None:
             self._finish(frame)
         self.pending[frame] = _Pending(stmt, lasti)
