@@ -459,7 +459,9 @@ def test_closed_stdout_exits_as_python_does(work):
 
 
 def test_death_by_sigint_matches_python(work):
+    # Ctrl-C as in a terminal: a job started in the background inherits SIGINT ignored
     script = ("import os, signal, torch\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "x = torch.ones(2, requires_grad=True)\n"
               "y = (x * 2).sum()\n"
               "os.kill(os.getpid(), signal.SIGINT)\n"
