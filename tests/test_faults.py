@@ -233,6 +233,12 @@ def test_many_signals_at_random_moments(alarm_interrupts: None) -> None:
             lost += 1  # Python prints and drops an interrupt raised inside a finalizer (known, rare)
         except KeyboardInterrupt:
             pass
+        except SystemError as exc:
+            # the same inside a finalizer that runs while Python builds the code's syntax tree (which
+            # plain exec does too): CPython 3.11 then reports its own recursion counter as broken
+            if "recursion depth mismatch" not in str(exc):
+                raise
+            lost += 1
         signal.setitimer(signal.ITIMER_REAL, 0)
         assert _state() == before
     assert lost <= 2, f"{lost} of 150 interrupts lost"
