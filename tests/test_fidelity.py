@@ -24,6 +24,10 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 KNOWN = {
     "learner_settrace": "the torch function mode's __torch_function__ (one call per torch call) reaches a trace "
                         "function the program installs; dropping the mode would remove it",
+    "stale_unnamed_saved": "a saved tensor with no id (an object's attribute, a nested list item) is never marked "
+                           "stale (graph.py mark_versions follows saved_by, keyed by tensor id): no prediction",
+    "stale_saved_view_temp": "a temporary view saved by a node shares its named base's version counter; the base's "
+                             "in-place change marks only the base's own saved values stale (graph.py mark_versions)",
 }
 
 
