@@ -167,8 +167,9 @@ def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None 
     """Explain an exception or warning from autograd.
 
     ``exc`` may also be a recorded :class:`~gradtrace.model.Error`, a
-    ``warnings.WarningMessage``, or a whole Trace (the error it stopped on). With ``step`` (the Step where it happened, or a
-    whole Trace, whose last step is used), the culprits are named by id.
+    ``warnings.WarningMessage``, or a whole Trace (the error it stopped on).
+    With ``step`` (the Step where it happened, or a whole Trace, whose last
+    step is used), the culprits are named by id.
     """
     if isinstance(exc, Trace):  # explain_error(trace): the error the traced run stopped on
         if exc.error is None:
