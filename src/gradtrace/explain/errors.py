@@ -175,7 +175,9 @@ def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None 
         if exc.error is None:
             raise ValueError("explain_error(trace): this trace ran to the end without an error; "
                              "pass an exception, a recorded Error, or a warning to explain")
-        exc, step = exc.error, exc if step is None else step
+        if step is None:
+            step = exc
+        exc = exc.error
     error_type, message = _read(exc)
     trace = step if isinstance(step, Trace) else None
     at = trace.last if trace is not None else step
