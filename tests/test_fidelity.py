@@ -28,6 +28,8 @@ KNOWN = {
                            "stale (graph.py mark_versions follows saved_by, keyed by tensor id): no prediction",
     "stale_saved_view_temp": "a temporary view saved by a node shares its named base's version counter; the base's "
                              "in-place change marks only the base's own saved values stale (graph.py mark_versions)",
+    "finalizer_timing": "the name cache (core.py _refresh, _Source.values) keeps a rebound value alive until the next "
+                        "snapshot: its __del__ runs inside the snapshot, with grad mode off, and is no step",
 }
 
 

@@ -204,6 +204,8 @@ class Watcher:
             if event == "line":
                 frame.f_trace_opcodes = self._multi(frame.f_lineno)
             stmt = self._stmt_at(frame, frame.f_lineno)
+            if _own_header(stmt, frame.f_code):
+                return self._local  # a function with cells starts on its ``def`` line: not a statement it runs
             if stmt is not None:
                 cur = self.current.get(frame)
                 if cur is not None and cur[0] is stmt and (event == "opcode" or frame.f_lasti > cur[1]
@@ -230,6 +232,12 @@ class Watcher:
         name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
         names, graph = capture(self.globals, frame, self.labels, self.graphs)
         self.moments.append(Moment(line, name, names, graph))
+
+
+def _own_header(stmt: ast.AST | None, code: types.CodeType) -> bool:
+    """True for the ``def`` statement of the function ``code`` is running (seen from inside it)."""
+    return isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == code.co_name \
+        and _header_lines(stmt)[0] == code.co_firstlineno
 
 
 def _simple(node: ast.AST) -> bool:
