@@ -75,7 +75,7 @@ def widget_for(trace: Trace, kind: str | None = None, title: str | None = None,
         return plain_view(trace)
     from .widget import StepperWidget
 
-    return StepperWidget(film if film is not None else _film(trace, title))
+    return StepperWidget(film if film is not None else _film(trace, title), trace=trace)
 
 
 def _widget_bundle(widget: Any) -> dict[str, Any]:
