@@ -54,7 +54,7 @@ def in_kernel() -> bool:
 def _film(trace: Trace, title: str | None = None) -> dict[str, Any]:
     from ..render.film import film
 
-    made = film(trace)
+    made = film(trace, view_bytes=settings.view_bytes)
     if title:
         made["title"] = title
     sheets = made.get("sheets")

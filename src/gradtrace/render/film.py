@@ -531,8 +531,8 @@ def _opened_from(trace: Trace, i: int, plan: Folded, drawn: dict[str, str], pare
 
 
 def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_attrs: bool, memo: _Memo,
-           first_sheet: int) -> tuple[list[dict[str, Any]], list[dict[str, int]], list[str],
-                                      dict[str, dict[str, str]]]:
+           first_sheet: int, view_bytes: int | None = None
+           ) -> tuple[list[dict[str, Any]], list[dict[str, int]], list[str], dict[str, dict[str, str]]]:
     """Each step's picture with one block unfolded (:func:`~gradtrace.render.fold.unfold`), laid out ahead of time.
 
     Returns the distinct views, each step's map from a block's element id to its view,
@@ -540,8 +540,8 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
     own pictures, views are laid out by place, one sheet per distinct picture, and no
     sheet holds more than :data:`FILM_MAX_NODES` boxes. The sheets serving the most
     steps (then the latest) are laid out while their SVG fits in :data:`VIEW_BYTES` or half
-    the film's own sheets, whichever is more; a block whose view did not fit has none.
-    Then, while the budget lasts, the groups folded inside each laid-out view open the same
+    the film's own sheets, whichever is more (or in ``view_bytes``, when given); a block whose view
+    did not fit has none. Then, while the budget lasts, the groups folded inside each laid-out view open the same
     way (a view's ``unfold``), one level at a time, at most :data:`MAX_DEPTH` deep.
     """
     keys = _name_keys(trace)
@@ -553,7 +553,7 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
     index: dict[tuple[object, ...], int] = {}
     groups: list[list[int]] = []  # positions in ``made`` sharing one picture
     kept: dict[int, int] = {}  # group -> its sheet
-    budget = max(VIEW_BYTES, memo.svg_bytes // 2)
+    budget = max(VIEW_BYTES, memo.svg_bytes // 2) if view_bytes is None else max(view_bytes, 0)
     per_dot = memo.svg_bytes / max(memo.dot_bytes, 1)  # SVG bytes per DOT byte in this film's own sheets
     guess = 0.0
     used = 0
@@ -874,16 +874,19 @@ def _by_block(dom: Callable[[str], str], block_of: dict[str, str]) -> Callable[[
     return mapped
 
 
-def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False) -> Film:
+def film(trace: Trace, *, title: str | None = None, show_attrs: bool = False, view_bytes: int | None = None) -> Film:
     """The film of ``trace`` (see the module docstring for the format). Lays out once (or once a sheet).
 
     Node attributes are in each node's details; ``show_attrs`` also draws them in the boxes.
+    ``view_bytes`` caps the SVG bytes of the unfolded views of a folded film laid out ahead of
+    time (default: :data:`VIEW_BYTES` or half the film's own sheets, whichever is more; ``0``
+    lays out none, and a widget's kernel lays each out when it is clicked).
     """
     with paused_gc():  # many small acyclic records: the cyclic collector would only rescan the trace
-        return _film(trace, title, show_attrs)
+        return _film(trace, title, show_attrs, view_bytes)
 
 
-def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
+def _film(trace: Trace, title: str | None, show_attrs: bool, view_bytes: int | None = None) -> Film:
     memo = _Memo()
     scenes, plans = _scenes(trace, show_attrs, memo.boxes)
     drawn, back = scenes, [{b.key: b.key for b in sc.boxes} for sc in scenes]
@@ -902,7 +905,7 @@ def _film(trace: Trace, title: str | None, show_attrs: bool) -> Film:
     ]
     views: list[dict[str, Any]] = []
     if plans is not None:  # a folded film: each block of each step also opens
-        views, unfolds, more, shown = _views(trace, plans, back, show_attrs, memo, len(sheets))
+        views, unfolds, more, shown = _views(trace, plans, back, show_attrs, memo, len(sheets), view_bytes)
         sheets, elements = sheets + more, {**elements, **shown}
         for entry, opens in zip(steps, unfolds, strict=True):
             entry["unfold"] = opens
