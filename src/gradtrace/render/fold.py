@@ -323,8 +323,9 @@ def unfold_path(step: Step, plan: Folded, targets: str | list[str] | tuple[str, 
 
     Each target is a module path (``"model.layer1.0"``: the groups around it open first), a
     block key (``"mod:model.layer1"``, ``"fold2"``) or a list of them, opened in turn.
-    Raises ``ValueError`` saying what can be opened when a target is not a folded group, or
-    when it holds more than the plan's ``max_nodes`` boxes.
+    A module whose nodes the plan draws already is open: nothing more opens for it (the list
+    can be empty). Raises ``ValueError`` saying what can be opened when a target is not a folded
+    group, or when it holds more than the plan's ``max_nodes`` boxes.
     """
     out: list[tuple[Block, Folded]] = []
     for target in [targets] if isinstance(targets, str) else list(targets):
@@ -335,8 +336,8 @@ def unfold_path(step: Step, plan: Folded, targets: str | list[str] | tuple[str, 
                 around = [b for b in plan.blocks if b.kind == "module" and (module + ".").startswith(b.module + ".")]
                 block = max(around, key=lambda b: _depth(b.module), default=None)
             if block is None:
-                if out and any(_within(n.module, module) for n in plan.step.nodes.values()):
-                    break  # the module's own nodes are drawn now
+                if any(_within(n.module, module) for n in plan.step.nodes.values()):
+                    break  # the module's own nodes are drawn (open already at this cap)
                 can = ", ".join(repr(b.module if b.kind == "module" else b.key) for b in plan.blocks) or "none"
                 raise ValueError(f"{target!r} is not a folded group of this picture; the folded groups are: {can}")
             opened = unfold(step, plan, block.key, min_repeat=min_repeat, names=names)

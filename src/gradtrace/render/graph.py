@@ -70,7 +70,8 @@ def step_graph(step: Step, *, compact: bool = False, max_nodes: int | None = MAX
     if not compact and max_nodes is not None and size > max_nodes:
         plan = fold(step, max_nodes=max_nodes)
         if unfold:
-            plan = unfold_path(step, plan, unfold)[-1][1]
+            opened = unfold_path(step, plan, unfold)
+            plan = opened[-1][1] if opened else plan
         options.pop("legend", None)
         options.setdefault("show_attrs", False)  # internal attributes only when asked for, as in step_dot
         return Graph(plan_dot(step, plan, **options), folded_text(plan))

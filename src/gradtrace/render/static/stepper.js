@@ -1244,8 +1244,8 @@ function unfolder(film, steps, onChange, ask) {
       if (busy && busy[0] !== i) busy = null;
       let text = "";
       if (busy) text = busy[1];
-      else if (shown) text = `Unfolded: ${shown.label}. Everything else is folded as before.`;
       else if (note) text = note[1];
+      else if (shown) text = `Unfolded: ${shown.label}. Everything else is folded as before.`;
       words.textContent = esc(text);
       el.classList.toggle("gt-off", !text);
       el.classList.toggle("gt-busy", !!busy);
