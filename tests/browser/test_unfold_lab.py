@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import tiny_models
 import torch
 from lab import Lab, new_page, run_all, wait_idle
 
@@ -120,3 +121,115 @@ def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, b
         context.close()
     for g in (guard, guard2):
         assert g.dialogs == [] and g.outside == [] and g.errors == [], (g.dialogs, g.outside, g.errors)
+
+
+# ------------------------------------------------------------------------------- unfolding in the widget
+FOLDED_BOX = """([root, prefix]) => {
+  const g = [...root.querySelectorAll('.gt-graph svg g.node')].find((g) => {
+    const cls = g.getAttribute('class') || '';
+    return !cls.includes('gt-hidden') && cls.includes('gt-m-folded')
+      && ((g.querySelector('text') || {}).textContent || '').startsWith(prefix);
+  });
+  return g ? g.id : null;
+}"""
+FRAMES = """(root) => [...root.querySelectorAll('.gt-graph svg g[id^="gt-unfolded"]')].map((g) => g.id).sort()"""
+WATCH_BUSY = """(root) => {
+  root.dataset.sawBusy = '';
+  const bar = root.querySelector('.gt-unfold');
+  new MutationObserver(() => {
+    if (bar.classList.contains('gt-busy')) root.dataset.sawBusy += bar.textContent + '|';
+  }).observe(bar, { attributes: true, childList: true, subtree: true, characterData: true });
+}"""
+
+
+def tiny_labels() -> dict[str, str]:
+    """How the folded boxes of ``model.h.0``, its ``attn`` and ``model.h.1`` begin and PyTorch's parameter counts."""
+    ns = tiny_models.namespace()
+    model = ns["TinyGPT"]()
+    out = {}
+    for path in ("h.0", "h.0.attn", "h.1"):
+        count = sum(p.numel() for p in model.get_submodule(path).parameters())
+        out[path] = f"model.{path} ("
+        out[path + " params"] = f"{count:,} params)"
+    return out
+
+
+def click_folded(root: Any, prefix: str) -> str:
+    dom = root.evaluate(FOLDED_BOX.replace("([root, prefix])", "(root)").replace("prefix", repr(prefix)))
+    assert dom, f"no folded box {prefix!r} drawn"
+    root.locator(f".gt-graph svg g[id='{dom}']").click()
+    return str(dom)
+
+
+def frames_of(page: Any, root: Any, count: int) -> list[str]:
+    page.wait_for_function(f"(r) => ({FRAMES})(r).length === {count}", arg=root.element_handle(), timeout=60_000)
+    return list(root.evaluate(FRAMES))
+
+
+def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others(lab: Lab, browser: Any,
+                                                                                 artifacts: Path) -> None:
+    setup = SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
+    write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
+                   "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
+                   "%%gradtrace\n" + tiny_models.PROGRAM)
+    labels = tiny_labels()
+    context, page, guard = new_page(browser)
+    page.set_viewport_size(VIEW)
+    try:
+        open_alone(page, lab, "unfold_widget.ipynb")
+        run_all(page)
+        roots = page.locator(".jp-OutputArea-output .gt-widget .gt-root")
+        roots.nth(1).locator("svg").first.wait_for(timeout=60_000)
+        assert roots.count() == 2
+        # 1. a view the stepper carries: open at once, no kernel asked
+        carried = roots.nth(0)
+        carried.locator(".gt-status").click()
+        page.keyboard.press("End")
+        carried.evaluate(WATCH_BUSY)
+        click_folded(carried, labels["h.0"])
+        assert frames_of(page, carried, 1) == ["gt-unfolded"]
+        words = carried.locator(".gt-unfold-words").inner_text()
+        assert words.startswith(f"Unfolded: {labels['h.0']}") and labels["h.0 params"] in words
+        assert carried.evaluate("(r) => r.dataset.sawBusy") == ""
+        carried.screenshot(path=str(artifacts / "lab-unfold-carried.png"))
+        page.keyboard.press("Escape")
+        frames_of(page, carried, 0)
+        # 2. a stepper that carries none: the kernel lays out each group on click, one level at a time
+        asked = roots.nth(1)
+        asked.scroll_into_view_if_needed()
+        asked.locator(".gt-status").click()
+        page.keyboard.press("End")
+        asked.evaluate(WATCH_BUSY)
+        click_folded(asked, labels["h.0"])
+        assert frames_of(page, asked, 1) == ["gt-unfolded"]
+        assert f"Laying out {labels['h.0']}" in asked.evaluate("(r) => r.dataset.sawBusy")
+        assert asked.locator(".gt-unfold-words").inner_text().startswith(f"Unfolded: {labels['h.0']}")
+        page.screenshot(path=str(artifacts / "lab-unfold-asked.png"))
+        click_folded(asked, labels["h.0.attn"])
+        assert frames_of(page, asked, 2) == ["gt-unfolded", "gt-unfolded-1"]
+        words = asked.locator(".gt-unfold-words").inner_text()
+        assert words.startswith(f"Unfolded: {labels['h.0.attn']}") and labels["h.0.attn params"] in words
+        assert [t.strip() for t in asked.locator(".gt-crumbs > :not(.gt-crumb-sep)").all_inner_texts()] == \
+            ["folded picture", "model.h.0", "model.h.0.attn"]
+        asked.screenshot(path=str(artifacts / "lab-unfold-asked-nested.png"))
+        page.keyboard.press("Escape")  # back one level: the view the kernel sent is kept, no new question
+        assert frames_of(page, asked, 1) == ["gt-unfolded"]
+        page.keyboard.press("Escape")
+        frames_of(page, asked, 0)
+        # 3. the kernel is gone: the stepper says so plainly
+        stop_kernels(lab)
+        asked.locator(".gt-status").click()
+        click_folded(asked, labels["h.1"])
+        said = asked.locator(".gt-unfold-words")
+        page.wait_for_function("(e) => /no kernel answered/.test(e.textContent)", arg=said.element_handle(),
+                               timeout=40_000)
+        assert said.inner_text().startswith(labels["h.1"]) and "run this cell again" in said.inner_text()
+        assert frames_of(page, asked, 0) == []
+        asked.screenshot(path=str(artifacts / "lab-unfold-no-kernel.png"))
+    except Exception:
+        page.screenshot(path=str(artifacts / "lab-unfold-failure.png"))
+        raise
+    finally:
+        context.close()
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
