@@ -30,7 +30,8 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
         {"sheet": int,              #   in "sheets" (after the steps' own sheets)
          "frame": int,              #   in "frames"
          "label": str,              #   what was unfolded: "model.layer1.0 (6 nodes, 73,984 params)"
-         "details": {dom id: index into "details"}}
+         "details": {dom id: index into "details"},
+         "unfold": {dom id: index into "views"}}   # only when groups folded inside it open deeper
       ],
       "steps": [
         {"index": int, "lineno": int, "code": str, "sheet": int, "frame": index into "frames",
@@ -69,9 +70,11 @@ Format (plain JSON-able data; ``schema`` ``"gradtrace.film"``, ``version`` 2)::
 A folded film draws modules and repeated runs as single boxes; each of them
 opens at a step where ``unfold`` maps it to a view: that step's picture with
 the box unfolded (the rest folded as before, at most :data:`FILM_MAX_NODES`
-boxes), laid out ahead of time so the page steps with no kernel. Views whose
-sheets would make the page more than about 1.5 times its folded size are left
-out (see :data:`VIEW_BYTES`).
+boxes), laid out ahead of time so the page steps with no kernel. A view opens
+the groups folded inside its unfolded one the same way (its own ``unfold``),
+at most :data:`MAX_DEPTH` levels deep. Views whose sheets would make the page
+more than about 1.5 times its folded size are left out (see :data:`VIEW_BYTES`);
+:func:`unfolded_view` lays one out on demand (a widget asks its kernel).
 
 Version 2 added ``prediction``, ``explanation``, ``culprits``, ``flow``,
 ``backward[].diff``, ``lines``, ``error_step`` and the marks' ``dark``, ``glyph``
@@ -569,9 +572,11 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
             groups[k].append(len(made))
             made.append(o)
         chosen: list[tuple[int, Scene, str]] = []  # (group, its union, its DOT) by the estimate
+        smallest = float(budget)
         for k in sorted(fresh, key=lambda k: (-len(groups[k]), -made[groups[k][-1]].step)):
             u = union([made[at].placed for at in groups[k]])
             dot = _view_dot(u, made[groups[k][0]].frames, made[groups[k][0]].labels)
+            smallest = min(smallest, len(dot) * per_dot)
             if guess + len(dot) * per_dot <= budget:
                 guess += len(dot) * per_dot
                 chosen.append((k, u, dot))
@@ -582,7 +587,7 @@ def _views(trace: Trace, plans: list[Folded], back: list[dict[str, str]], show_a
             used += len(svg)
             elements.update(_elements(u))
             kept[k] = first_sheet + len(kept)
-        if guess >= budget or len(level) == 0:
+        if budget - guess < smallest or not level:  # a deeper view is as big as these (the same cap): none fits
             break
         level = []
         for k in sorted(fresh):
