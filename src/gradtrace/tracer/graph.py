@@ -161,6 +161,59 @@ def version_of(t: torch.Tensor) -> int:
         return 0
 
 
+def unseen(ids: Ids, root: Any) -> list[tuple[Any, Any]]:
+    """``(node, next_functions)`` of every node reachable from ``root`` that has no id yet.
+
+    Walked without recursion (graphs can be 100,000 nodes deep), stopping at nodes with an id.
+    """
+    found: list[tuple[Any, Any]] = []
+    met: set[int] = set()  # id() of the wrappers met; ``found`` keeps them alive meanwhile
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in met or ids.node(node) is not None:
+            continue
+        met.add(id(node))
+        nexts = node.next_functions
+        found.append((node, nexts))
+        stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+    return found
+
+
+def sequence_nr(node: Any) -> int:
+    """When PyTorch made ``node`` (grows in creation order, per thread); nodes without one come last."""
+    try:
+        return int(node._sequence_nr())
+    except Exception:
+        return 1 << 64
+
+
+def creation_order(found: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """``found`` (nodes and their inputs) in the order PyTorch made them: how ids are given.
+
+    Nodes go by sequence number; each ``AccumulateGrad`` (it has none) right after the
+    first node that uses it, a node's accumulators last input first. A trace walks each
+    call's new nodes as the call returns, a snapshot the whole graph at once: both number
+    nodes alike, so ``explain(root)`` of plain code names nodes as a trace of it does.
+    """
+    plain = [f for f in found if type(f[0]).__name__ != "AccumulateGrad"]
+    if len(plain) == len(found) and len(plain) < 2:
+        return found
+    accs = {id(f[0]): f for f in found if type(f[0]).__name__ == "AccumulateGrad"}
+    if len(plain) > 1:
+        seq = {id(f[0]): (sequence_nr(f[0]), i) for i, f in enumerate(plain)}
+        plain.sort(key=lambda f: seq[id(f[0])])
+    out: list[tuple[Any, Any]] = []
+    for f in plain:
+        out.append(f)
+        for nxt, _ in reversed(f[1]):
+            acc = accs.pop(id(nxt), None) if nxt is not None else None
+            if acc is not None:
+                out.append(acc)
+    out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
+    return out
+
+
 class GraphBook:
     """Every node seen in one trace, as its latest :class:`NodeInfo`."""
 
@@ -246,18 +299,13 @@ class GraphBook:
         """
         if root is None:
             return []
-        new: list[tuple[str, Any, Any]] = []
-        stack = [root]
         ids = self.ids
-        while stack:
-            node = stack.pop()
+        new: list[tuple[str, Any, Any]] = []
+        for node, nexts in creation_order(unseen(ids, root)):
             nid, is_new = ids.stamp_node(node)
-            if not is_new:
-                continue
-            nexts = node.next_functions
-            new.append((nid, node, nexts))
-            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
-        root_id = new[0][0] if new else None
+            if is_new:
+                new.append((nid, node, nexts))
+        root_id = ids.node(root)
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)
