@@ -504,7 +504,15 @@ def show(var: Any, params: Mapping[str, Any] | None = None) -> Any:
     Returns a :class:`gradtrace.render.graph.Graph`: ``.source`` (DOT), ``.svg()``,
     ``.text`` and ``.save(path)``.
     """
-    from .render.graph import step_graph
-    from .tracer import snapshot
+    from ._gc import paused_gc
 
-    return step_graph(snapshot(var, _param_map(params)))
+    with paused_gc():  # the sketch's many small records are freed before the collector runs again
+        return _show(var, _param_map(params))
+
+
+def _show(var: Any, params: Mapping[str, Any]) -> Any:
+    from .render.graph import step_graph
+    from .tracer.snapshot import Sketch
+
+    sketch = Sketch(var, params)  # names and inputs of every node; the rest only for the nodes drawn
+    return step_graph(sketch.step, fill=sketch.fill)

@@ -188,22 +188,27 @@ def sequence_nr(node: Any) -> int:
         return 1 << 64
 
 
-def creation_order(found: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    """``found`` (nodes and their inputs) in the order PyTorch made them: how ids are given.
+def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``found`` (tuples whose first item is a node) in the order PyTorch made the nodes: how ids are given.
 
     Nodes go by sequence number; each ``AccumulateGrad`` (it has none) right after the
-    first node that uses it, a node's accumulators last input first. A trace walks each
-    call's new nodes as the call returns, a snapshot the whole graph at once: both number
-    nodes alike, so ``explain(root)`` of plain code names nodes as a trace of it does.
+    first node that uses it, a node's accumulators last input first (the second item of
+    each tuple is the node's ``next_functions``). A trace walks each call's new nodes as
+    the call returns, a snapshot the whole graph at once: both number nodes alike, so
+    ``explain(root)`` of plain code names nodes as a trace of it does.
     """
-    plain = [f for f in found if type(f[0]).__name__ != "AccumulateGrad"]
-    if len(plain) == len(found) and len(plain) < 2:
-        return found
-    accs = {id(f[0]): f for f in found if type(f[0]).__name__ == "AccumulateGrad"}
+    plain: list[tuple[Any, ...]] = []
+    accs: dict[int, tuple[Any, ...]] = {}
+    for f in found:
+        if type(f[0]).__name__ == "AccumulateGrad":
+            accs[id(f[0])] = f
+        else:
+            plain.append(f)
     if len(plain) > 1:
-        seq = {id(f[0]): (sequence_nr(f[0]), i) for i, f in enumerate(plain)}
-        plain.sort(key=lambda f: seq[id(f[0])])
-    out: list[tuple[Any, Any]] = []
+        plain.sort(key=_sequence_of)  # stable: nodes without a number keep the order they were found in
+    if not accs:
+        return plain
+    out: list[tuple[Any, ...]] = []
     for f in plain:
         out.append(f)
         for nxt, _ in reversed(f[1]):
@@ -212,6 +217,10 @@ def creation_order(found: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
                 out.append(acc)
     out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
     return out
+
+
+def _sequence_of(found: tuple[Any, ...]) -> int:
+    return sequence_nr(found[0])
 
 
 class GraphBook:
@@ -316,12 +325,17 @@ class GraphBook:
         return sorted((nid for nid, _, _ in new), key=_order)
 
     def _info(
-        self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = ""
+        self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = "",
+        known: int | None = None, inputs: tuple[Edge | None, ...] | None = None,
     ) -> NodeInfo:
+        """The node's record. ``known``: tensor ids past ``t<known>`` were given after the node was met
+        (a saved value read later is matched only to tensors that had an id then); ``inputs``: its
+        input edges, when the caller has them."""
         ids = self.ids
-        if nexts is None:
-            nexts = node.next_functions
-        inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
+        if inputs is None:
+            if nexts is None:
+                nexts = node.next_functions
+            inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
         name = node_name(node)
         if name == "AccumulateGrad":
             leaf = ids.stamp(node.variable)[0]
@@ -337,7 +351,7 @@ class GraphBook:
             )
         pairs = read_saved(node, tensor_fields)
         pairs += custom_saved(node) or []
-        saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
+        saved = tuple(self._saved(nid, sname, data, out, known) for sname, data in pairs)
         saved = tuple(_freed_if_gone(node, s) for s in saved)
         # a slot PyTorch never filled (``x * 2`` saves no ``self``) is not a saved value
         saved = tuple(s for s in saved if s.saved_version is not None or s.state == FREED)
@@ -352,10 +366,12 @@ class GraphBook:
             module=module,
         )
 
-    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any) -> SavedValue:
+    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any, known: int | None = None) -> SavedValue:
         if data is None:
             return SavedValue(name=name, tensor=None, value=Summary(text="None"))
         tid = self.ids.tensor(data)
+        if tid is not None and known is not None and _order(tid) > known:
+            tid = None
         if tid is None and out is not None and _same_storage(data, out):
             tid = self.ids.stamp(out)[0]
         version = version_of(data)
