@@ -50,31 +50,30 @@ _NODE_DEFAULTS = _plain_fields(NodeInfo, {"id", "name", "inputs"})
 _EDGE_FITS = _plain_fields(Edge, {"node", "output_nr"}) == {}
 
 
-def _light_node(nid: str, name: str, inputs: tuple[Edge | None, ...]) -> NodeInfo:
-    """``NodeInfo(id=nid, name=name, inputs=inputs)``, made quickly where the class allows it."""
-    if _NODE_DEFAULTS is None:
-        return NodeInfo(id=nid, name=name, inputs=inputs)
-    record = _new(NodeInfo)
-    state = record.__dict__
-    state.update(_NODE_DEFAULTS)
-    state["id"], state["name"], state["inputs"] = nid, name, inputs
-    return record
-
-
-def _edges(nexts: Any, by: Mapping[int, str]) -> tuple[Edge | None, ...]:
-    """The input edges of a node whose ``next_functions`` are ``nexts`` (``by``: id(wrapper) -> node id)."""
-    if not _EDGE_FITS:
-        return tuple(None if nxt is None else Edge(by[id(nxt)], nr) for nxt, nr in nexts)
-    out: list[Edge | None] = []
-    for nxt, nr in nexts:
-        if nxt is None:
-            out.append(None)
-            continue
-        edge = _new(Edge)
-        state = edge.__dict__
-        state["node"], state["output_nr"] = by[id(nxt)], nr
-        out.append(edge)
-    return tuple(out)
+def _records(found: list[tuple[Any, Any, int]], by: Mapping[int, str], kinds: Mapping[type, str]) -> list[NodeInfo]:
+    """``NodeInfo(id, name, inputs)`` of each found node, made quickly where the model's classes allow it."""
+    if _NODE_DEFAULTS is None or not _EDGE_FITS:
+        return [NodeInfo(id=by[key], name=kinds[type(node)],
+                         inputs=tuple(None if nxt is None else Edge(by[id(nxt)], nr) for nxt, nr in nexts))
+                for node, nexts, key in found]
+    new, defaults, edge_cls, node_cls = _new, _NODE_DEFAULTS, Edge, NodeInfo
+    out = []
+    for node, nexts, key in found:
+        inputs: list[Edge | None] = []
+        for nxt, nr in nexts:
+            if nxt is None:
+                inputs.append(None)
+            else:
+                edge = new(edge_cls)
+                state = edge.__dict__
+                state["node"], state["output_nr"] = by[id(nxt)], nr
+                inputs.append(edge)
+        record = new(node_cls)
+        state = record.__dict__
+        state.update(defaults)
+        state["id"], state["name"], state["inputs"] = by[key], kinds[type(node)], tuple(inputs)
+        out.append(record)
+    return out
 
 
 _new = object.__new__
@@ -187,9 +186,9 @@ class Sketch:
         known = ids.tensor_count
         later, nodes = self._later, self._nodes
         variables = iter(leaves)
-        for node, nexts, key in found:
-            nid = by[key]
-            record = nodes[nid] = _light_node(nid, kinds[type(node)], _edges(nexts, by))
+        for (node, _, _), record in zip(found, _records(found, by, kinds), strict=True):
+            nid = record.id
+            nodes[nid] = record
             if record.name == "AccumulateGrad":
                 nodes[nid] = replace(record, variable=next(variables))
                 continue
