@@ -100,3 +100,15 @@ SKETCHED = [
     "import torch\nx = torch.ones(2, 2, requires_grad=True)\nt = x.t()\ny = (t @ x).relu()\nz = y.clone()\n"
     "z[0] = 0\noutputs = (z * t).sum(), y\n",
 ]
+
+
+def test_a_snapshot_of_a_view_shows_its_base():
+    x = torch.randn(3, requires_grad=True)
+    y = x.exp()
+    v = y[1:]
+    step = snapshot(v)
+    view = step.tensors[step.bindings["output"]]
+    assert v._base is y and view.base is not None
+    base = step.tensors[view.base]
+    assert base.shape == tuple(y.shape) and base.grad_fn == step.nodes[view.grad_fn].inputs[0].node
+    assert f"view of {base.id}" in gradtrace.show(v).text

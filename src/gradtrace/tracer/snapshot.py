@@ -110,10 +110,25 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
         roots: dict[str, int] = {}
         for tid in bindings.values():
             roots[tid] = roots.get(tid, 0) + 1
+        leaves = [n.variable for _, n in sorted(book.nodes.items(), key=lambda kv: int(kv[0][1:])) if n.variable]
+        stamp_bases(ids, [*roots, *leaves])
         tracer.scene.update(roots, None, set(), [])
         tensors, nodes = dict(tracer.scene.tensors), dict(tracer.scene.nodes)
     tracer.scene.clear()
     return Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors, nodes=nodes)
+
+
+def stamp_bases(ids: Ids, tids: Iterable[str]) -> None:
+    """Ids for the bases of the views among ``tids``, in that order, before any tensor is read.
+
+    A view then shows its base (its ``TensorInfo.base``), and the ids do not depend on
+    the order in which a snapshot happens to reach the views.
+    """
+    for tid in tids:
+        t = ids.obj(tid)
+        base = None if t is None else t._base
+        if base is not None:
+            ids.stamp(base)
 
 
 class Sketch:
@@ -150,6 +165,7 @@ class Sketch:
             for pname, p in (params or {}).items():
                 if isinstance(p, torch.Tensor):
                     bindings.setdefault(str(pname), ids.stamp(p)[0])
+            stamp_bases(ids, [*dict.fromkeys(bindings.values()), *leaves])
             tensors = self._tensors(bindings, leaves)
         # ids only grow, so the nodes are in id order already
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors,
