@@ -730,7 +730,7 @@ def _view_dot(u: Scene, frames: tuple[frozenset[str], ...], labels: tuple[str, .
         pad = "  " * j
         name, dom = ("unfolded", "gt-unfolded") if j == depth - 1 else (f"unfolded{j + 1}", f"gt-unfolded-{j + 1}")
         body.append(f'{pad}  subgraph cluster_{name} {{ id="{dom}" label={quote("unfolded: " + label)} '
-                    'style="rounded,dashed" color="#6c757d" fontsize=12;')
+                    'style="rounded,dashed" color="#6c757d" fontsize=12 labeljust="l";')
         body += [f"{pad}  " + box_dot(b) for b in u.boxes if b.key in cluster and b.key not in inner]
     body += ["  " * j + "  }" for j in range(depth - 1, -1, -1)]
     return scene_dot(u, bg="transparent", boxes=body)
