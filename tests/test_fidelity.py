@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from gradtrace.tracer.driver import choose_line_events
 from hypothesis import given, settings
 from regressions.fidelity import check_fidelity
 from test_fuzz import FUZZ, programs
+
+from gradtrace.tracer.driver import choose_line_events
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
