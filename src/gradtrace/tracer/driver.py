@@ -379,7 +379,7 @@ class RunDriver:
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if (need or needs_mode_now()) and not self.capped:
             pending.mode = True
-            self.recorder.push()
+            self.recorder.mode_on()
 
     def _opcode(self, frame: types.FrameType) -> None:
         """An instruction on a line shared by several statements: a new step when it starts another."""
@@ -412,7 +412,7 @@ class RunDriver:
         if pending is None:
             return
         if pending.mode:
-            self.recorder.pop()
+            self.recorder.mode_off()
         if self.capped:
             self.unrecorded += 1
             return

@@ -247,16 +247,17 @@ class GraphBook:
         if root is None:
             return []
         new: list[tuple[str, Any, Any]] = []
-        stack = [root]
         ids = self.ids
-        while stack:
-            node = stack.pop()
-            nid, is_new = ids.stamp_node(node)
-            if not is_new:
-                continue
-            nexts = node.next_functions
-            new.append((nid, node, nexts))
-            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+        for start in _creation_order(root, ids):  # as if each node were walked as its call returned
+            stack = [start]
+            while stack:
+                node = stack.pop()
+                nid, is_new = ids.stamp_node(node)
+                if not is_new:
+                    continue
+                nexts = node.next_functions
+                new.append((nid, node, nexts))
+                stack.extend(nxt for nxt, _ in nexts if nxt is not None)
         root_id = new[0][0] if new else None
         if packed:
             self.packed.update(nid for nid, _, _ in new)
@@ -385,6 +386,34 @@ class GraphBook:
             if any(s.state == STALE for s in saved):
                 self.stale.add(nid)
         return stale
+
+
+def _creation_order(root: Any, ids: Any) -> list[Any]:
+    """The nodes under ``root`` not stamped yet, in creation order (``_sequence_nr``), leaf nodes left out.
+
+    Walking each from its own start stamps it, then the ``AccumulateGrad`` nodes of its leaves:
+    the ids a torch call by torch call reading would give, whichever tensor the walk starts from.
+    """
+    found: list[tuple[int, int, Any]] = []
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        if key in seen or ids.node(node) is not None:
+            continue
+        seen.add(key)
+        if type(node).__name__ != "AccumulateGrad":
+            try:
+                order = int(node._sequence_nr())
+            except Exception:
+                order = -1
+            found.append((order, len(found), node))
+        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+    if not found:
+        return [root]
+    found.sort(key=lambda x: (x[0], x[1]))
+    return [node for _o, _i, node in found]
 
 
 def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:

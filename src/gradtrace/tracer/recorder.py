@@ -251,20 +251,20 @@ class Recorder(TorchFunctionMode):
         self.clear()
 
     # ------------------------------------------------- the mode, per statement
-    def push(self) -> None:
+    def mode_on(self) -> None:
         """Statement by statement: turn the torch function mode on (nested pushes count)."""
         if self.pushed == 0:
             torch._C._push_on_torch_function_stack(self)
         self.pushed += 1
 
-    def pop(self) -> None:
+    def mode_off(self) -> None:
         if self.pushed == 0:
             return
         self.pushed -= 1
         if self.pushed == 0:
             _remove_mode(self)
 
-    def pop_all(self) -> None:
+    def mode_off_all(self) -> None:
         if self.pushed:
             self.pushed = 0
             _remove_mode(self)
@@ -325,7 +325,7 @@ class Recorder(TorchFunctionMode):
         self._modules = []
         self._inputs = []
         self.end_all()
-        self.pop_all()
+        self.mode_off_all()
         if self.on_stop is not None:
             self.on_stop()
 
