@@ -321,7 +321,22 @@ class Tracer(RunDriver):
                 out.append(t)
                 live.append(ref)
         self.recorder.shared[:] = live
+        self._grads_changed()
         return out
+
+    def _grads_changed(self) -> None:
+        """After ``opt.zero_grad()`` (run with no torch function mode): every shown tensor that had a
+        ``.grad`` may have lost it or had it zeroed; they are read again (flagged)."""
+        rec = self.recorder
+        if not rec.grads_changed:
+            return
+        rec.grads_changed = False
+        obj = self.ids.obj
+        for tid, info in self.scene.tensors.items():
+            if info.grad is not None:
+                t = obj(tid)
+                if t is not None:
+                    rec.flagged.append(t)
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""

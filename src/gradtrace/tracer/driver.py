@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import Recorder, needs_mode, needs_mode_now
+from .recorder import Recorder, grads_may_change, needs_mode, needs_mode_now
 from .stack import ensure_deep_stack
 from .statements import Statement, Statements
 
@@ -130,8 +130,8 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         self._mode_on = False
-        #: statement -> whether its text asks for the torch function mode
-        self._needs: dict[Statement, bool] = {}
+        #: statement -> whether its text asks for the torch function mode; whether it may change grads
+        self._needs: dict[Statement, tuple[bool, bool]] = {}
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
         self._labels: dict[types.FrameType, str] = {}
@@ -375,11 +375,15 @@ class RunDriver:
         """A statement starts: with the torch function mode on when its text or the state asks for it."""
         need = self._needs.get(stmt)
         if need is None:
-            need = self._needs[stmt] = needs_mode(stmt.code)
+            need = self._needs[stmt] = (needs_mode(stmt.code), grads_may_change(stmt.code))
         pending = self.pending[frame] = _Pending(stmt, lasti)
-        if (need or needs_mode_now()) and not self.capped:
+        if self.capped:
+            return
+        if need[0] or needs_mode_now():
             pending.mode = True
             self.recorder.mode_on()
+        if need[1]:
+            self.recorder.grads_changed = True
 
     def _opcode(self, frame: types.FrameType) -> None:
         """An instruction on a line shared by several statements: a new step when it starts another."""

@@ -181,7 +181,7 @@ _NEEDS_MODE = re.compile(
     r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # x += 1
     r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
-    r"|numpy|__array__|asarray|detach|retain_grad|requires_grad|zero_grad|checkpoint|saved_tensors_hooks"
+    r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
 )
 
@@ -189,6 +189,15 @@ _NEEDS_MODE = re.compile(
 def needs_mode(code: str) -> bool:
     """True when a statement with this text must run with the recorder's torch function mode on."""
     return _NEEDS_MODE.search(code) is not None
+
+
+#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``)
+_GRADS = re.compile(r"zero_grad")
+
+
+def grads_may_change(code: str) -> bool:
+    """True when a statement with this text may change ``.grad`` of tensors it does not name."""
+    return _GRADS.search(code) is not None
 
 
 def needs_mode_now() -> bool:
@@ -248,6 +257,8 @@ class Recorder(TorchFunctionMode):
         self.on_stop: Callable[[], None] | None = None
         #: > 0 while the recorder is pushed as a torch function mode
         self.pushed = 0
+        #: how many statements ran with the mode pushed (tests count them)
+        self.mode_statements = 0
         self.clear()
 
     # ------------------------------------------------- the mode, per statement
@@ -256,6 +267,7 @@ class Recorder(TorchFunctionMode):
         if self.pushed == 0:
             torch._C._push_on_torch_function_stack(self)
         self.pushed += 1
+        self.mode_statements += 1
 
     def mode_off(self) -> None:
         if self.pushed == 0:
@@ -385,6 +397,8 @@ class Recorder(TorchFunctionMode):
         #: tensors whose flags or ``.grad`` a call may have set without a version bump
         #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
         self.flagged: list[torch.Tensor] = []
+        #: True when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
+        self.grads_changed = False
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
