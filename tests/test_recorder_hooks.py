@@ -132,12 +132,27 @@ def test_which_statements_need_the_mode() -> None:
     needs = ["y = x.exp().add_(1)", "torch.relu_(x)", "w.grad.zero_()", "x += 1", "x[0] = 2",
              "y = F.relu(x, inplace=True)", "torch.add(a, b, out=c)", "w.data = w.data - 1",
              "w.grad = None", "w.requires_grad = False", "x.requires_grad_()", "a = t.numpy()",
-             "d = y.detach()", "y = checkpoint(f, x)"]
+             "d = y.detach()", "y = checkpoint(f, x)", "y = F.batch_norm(x, rm, rv, training=True)"]
     plain = ["pred = model(x)", "loss.backward()", "opt.step()", "opt.zero_grad()", "out = model(x)",
              "y = x.__add__(1)", "ok = a <= b", "x = torch.ones(2, requires_grad=True)",
              "loss = F.mse_loss(pred, y)", "_private_(x)"]
     assert [c for c in needs if not needs_mode(c)] == []
     assert [c for c in plain if needs_mode(c)] == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_nodes_of_one_statement_are_numbered_in_creation_order_and_the_output_is_the_roots(path: str) -> None:
+    """Found from the name at the statement's end, the nodes still get creation-order ids, and the
+    tensor the name holds is the output of the node it hangs from (not of the first node made)."""
+    source = "import torch\nx = torch.tensor([1., 2.], requires_grad=True)\ny = (x * 2).sin().exp()\n"
+    _tracer, trace, ns = _trace(source, path)
+    step = trace.steps[-1]
+    made = sorted((n for n in step.nodes.values() if not n.is_accumulate), key=lambda n: int(n.id[1:]))
+    fn = ns["y"].grad_fn
+    plain = [fn.name(), fn.next_functions[0][0].name(), fn.next_functions[0][0].next_functions[0][0].name()]
+    assert [n.name for n in made] == plain[::-1]
+    y = step.bindings["y"]
+    assert [n.output for n in made] == [None, None, y]
 
 
 def test_the_backward_codes_are_torchs_own() -> None:

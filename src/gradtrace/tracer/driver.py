@@ -164,7 +164,7 @@ class RunDriver:
                 self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
-        self._thread = _get_ident()
+        self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
             outer._paused += 1

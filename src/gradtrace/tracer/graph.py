@@ -258,7 +258,7 @@ class GraphBook:
                 nexts = node.next_functions
                 new.append((nid, node, nexts))
                 stack.extend(nxt for nxt, _ in nexts if nxt is not None)
-        root_id = new[0][0] if new else None
+        root_id = ids.node(root) if new else None
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable
@@ -67,6 +68,8 @@ def _as_list(x: Any) -> list[torch.Tensor]:
 
 
 _FunctionType = types.FunctionType
+_get_ident = threading.get_ident
+_NormBase = torch.nn.modules.batchnorm._NormBase
 _DISPATCHER = torch.overrides.handle_torch_function.__code__
 _ORIGINALS: dict[types.CodeType, Any] = {}
 
@@ -181,7 +184,7 @@ _NEEDS_MODE = re.compile(
     r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # x += 1
     r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
-    r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks"
+    r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
 )
 
@@ -251,6 +254,8 @@ class Recorder(TorchFunctionMode):
         #: per running module: its tensor arguments and their versions as its forward began
         self._inputs: list[list[tuple[torch.Tensor, int]]] = []
         self._handles: list[Any] = []
+        #: the thread the run records (module hooks are global: other threads' forward calls are not ours)
+        self.thread = _get_ident()
         #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
         self.shared: list[weakref.ref[torch.Tensor]] = []
         #: called when recording stops for good (the tracer drops what it held for the run)
@@ -342,6 +347,8 @@ class Recorder(TorchFunctionMode):
             self.on_stop()
 
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        if _get_ident() != self.thread:
+            return  # another thread's module: the hooks are global, the recording is the run's thread's
         self._modules.append(module)
         inputs: list[tuple[torch.Tensor, int]] = []
         self._inputs.append(inputs)
@@ -361,6 +368,8 @@ class Recorder(TorchFunctionMode):
             pass
 
     def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
+        if _get_ident() != self.thread:
+            return
         inputs = self._inputs.pop() if self._inputs else []
         if self._modules and self._modules[-1] is module:
             self._modules.pop()
@@ -372,8 +381,8 @@ class Recorder(TorchFunctionMode):
                     if version_of(a) != v0:  # changed in place by the forward (ReLU(inplace=True))
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
-                # a norm's running statistics change in the kernel, with no version bump
-                self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
+                if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
+                    self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 path = self.module_path(module)
                 for o in _tensors(out):
                     if grad_fn_of(o) is not None:
