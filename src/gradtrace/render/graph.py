@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model import Step
 from .dot import graph_dot, step_dot
-from .fold import MAX_NODES, fold, folded_text, plan_dot
+from .fold import MAX_NODES, fold, folded_text, plan_dot, unfold_path
 from .svg import LayoutError, dot_to_svg
 from .text import step_text
 
@@ -52,18 +52,26 @@ class Graph:
         return bundle
 
 
-def step_graph(step: Step, *, compact: bool = False, max_nodes: int | None = MAX_NODES, **options: Any) -> Graph:
+def step_graph(step: Step, *, compact: bool = False, max_nodes: int | None = MAX_NODES,
+               unfold: str | list[str] | tuple[str, ...] | None = None, **options: Any) -> Graph:
     """The picture of ``step`` (``compact`` gives the make_dot-style graph).
 
     A step with more than ``max_nodes`` objects (tensors, nodes and names;
     default :data:`~gradtrace.render.fold.MAX_NODES`) is drawn folded: repeated
     op runs as counted blocks, modules collapsed, the rest counted in a note
     (see :mod:`gradtrace.render.fold`); ``max_nodes=None`` always draws it all.
+    ``unfold`` opens folded groups, the rest folded as before: a module path
+    (``"model.layer1.0"``, the groups around it open too), a block key
+    (``"fold2"``) or a list of them, opened one inside the other. The stepper
+    names the group to pass when it has no unfolded picture of it.
     Node attributes are drawn only with ``show_attrs=True``.
     """
     size = len(step.nodes) + len(step.tensors) + len(step.bindings)
     if not compact and max_nodes is not None and size > max_nodes:
         plan = fold(step, max_nodes=max_nodes)
+        if unfold:
+            opened = unfold_path(step, plan, unfold)
+            plan = opened[-1][1] if opened else plan
         options.pop("legend", None)
         options.setdefault("show_attrs", False)  # internal attributes only when asked for, as in step_dot
         return Graph(plan_dot(step, plan, **options), folded_text(plan))
