@@ -54,8 +54,8 @@ def test_the_explain_package_is_callable_and_keeps_its_functions():
     assert gradtrace.explain.explain_error is explain_error
 
 
-#: The last two make several nodes in one statement: a trace and the first snapshot of existing tensors
-#: (what explain(root) starts from) both number them in creation order (by sequence number).
+#: Statements making several nodes (``lin(xs)`` makes TBackward0, then AddmmBackward0): a trace and the
+#: tracer's first snapshot of existing tensors (what explain(root) starts from) both number them in creation order.
 SOURCES = [
     "import torch\nx = torch.tensor(42., requires_grad=True)\nx2 = x ** 2\nx3 = x ** 3\nf = x2 + x3\n",
     "import torch\nx = torch.tensor(42., requires_grad=True)\nx = x ** 2\nx3 = x ** 3\nf = x + x3\nx.retain_grad()\n",
@@ -79,7 +79,7 @@ def test_explain_root_uses_the_ids_the_trace_shows(source):
             assert f" {out.target}  " in text
 
 
-@pytest.mark.parametrize("source", [getattr(s, "values", (s,))[0] for s in SOURCES])
+@pytest.mark.parametrize("source", SOURCES)
 def test_quiz_and_the_trace_agree_on_ids_and_steps(source):
     code = source + "f.backward()\n"
     trace = gradtrace.trace_code(code)

@@ -130,6 +130,8 @@ def test_a_view_the_page_does_not_hold_is_laid_out_on_demand(tiny: Any, tiny_fil
     assert inner, "no group folded inside the opened one"
     deeper = unfolded_view(trace, last, [top, inner[0]])
     assert deeper["path"] == [top, inner[0]] and 'id="gt&#45;unfolded&#45;1"' in deeper["sheet"]
+    # an id that is no group of the picture is passed over (before: the groups after it were not opened)
+    assert unfolded_view(trace, last, ["mod:model.nothing", top, inner[0]])["path"] == [top, inner[0]]
     # the same picture as the page lays out ahead of time, where it does
     full = tiny_film
     k = full["steps"][last]["unfold"].get(blocks[top])

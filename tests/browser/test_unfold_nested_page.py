@@ -219,3 +219,30 @@ def test_a_nested_group_without_a_view_names_the_whole_path(page: Any, tiny: Any
     assert target[-1] == inner["id"][4:] and len(target) == 2
     drawn = step_graph(trace[trace.steps[-1].index], unfold=target).text
     assert f"Unfolded module {inner['id'][4:]}" in drawn and f"{inner['id']}:" not in drawn
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_violations_two_levels_deep(browser: Any, tmp_path: Path, tiny: Any, scheme: str,
+                                                         artifacts: Path) -> None:
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    _, film, _ = tiny
+    dom, _, inner_dom, _ = nested(film)
+    path = tmp_path / "axe.html"
+    path.write_text(film_html(film), encoding="utf-8")
+    context, page, guard = new_page(browser, color_scheme=scheme)
+    try:
+        page.set_viewport_size(VIEW)
+        page.goto(path.as_uri())
+        page.locator(".gt-root svg").first.wait_for()
+        page.keyboard.press("End")
+        page.locator(f".gt-graph svg g[id='{dom}']").click()
+        page.locator(f".gt-graph svg g[id='{inner_dom}']").click()
+        page.wait_for_function("() => document.querySelectorAll('.gt-graph svg g[id^=\"gt-unfolded\"]').length === 2")
+        results = axe_mod.Axe().run(page)
+        bad = [f"{v['id']}: {[n['target'] for n in v['nodes']][:5]}" for v in results.response["violations"]
+               if v["impact"] in ("serious", "critical")]
+        assert bad == []
+        page.screenshot(path=str(artifacts / f"page-unfold-level2-{scheme}.png"))
+    finally:
+        context.close()
+    assert guard.errors == [], guard.errors

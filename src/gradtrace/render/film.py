@@ -627,13 +627,16 @@ def _unfolded_view(trace: Trace, index: int, path: list[str], show_attrs: bool) 
     keys = _name_keys(trace)
     chain: list[_Opened] = []
     plan = fold(step, max_nodes=FILM_MAX_NODES)
-    for key in path[:-1]:  # the groups open in the picture
+    opened: list[str] = []
+    for key in path[:-1]:  # the groups open in the picture (an id that is none of them is passed over)
         block = next((b for b in plan.blocks if b.key == key), None)
-        got = None if block is None else _open(trace, index, plan, block, "", None, chain[-1] if chain else None,
-                                               keys, show_attrs, memo)
+        if block is None:
+            continue
+        got = _open(trace, index, plan, block, "", None, chain[-1] if chain else None, keys, show_attrs, memo)
         if got is None:
             break
         chain.append(got)
+        opened.append(key)
         plan = got.plan
     target = path[-1]
     for depth in range(len(chain), -1, -1):  # the deepest open group that holds the one clicked
@@ -646,11 +649,11 @@ def _unfolded_view(trace: Trace, index: int, path: list[str], show_attrs: bool) 
         if got is None:
             raise ValueError(f"{clean(block.label)} holds more than the stepper's {FILM_MAX_NODES} boxes; "
                              f"draw it with gradtrace.render.step_graph(trace[{index}], "
-                             f"unfold={[*path[:depth], target]!r}, max_nodes=None)")
+                             f"unfold={[*opened[:depth], target]!r}, max_nodes=None)")
         svg = memo.layout(_view_dot(got.placed, got.frames, got.labels))
         frame, _ = _frame(got.placed, memo)
         details = _details(step, got.placed, memo, got.mine)
-        return {"path": [*path[:depth], target],
+        return {"path": [*opened[:depth], target],
                 "view": {"sheet": 0, "frame": 0, "label": got.labels[-1], "details": details},
                 "frame": frame, "sheet": svg, "rows": memo.rows.rows, "details": memo.details.rows,
                 "elements": _elements(got.placed)}
@@ -727,7 +730,7 @@ def _view_dot(u: Scene, frames: tuple[frozenset[str], ...], labels: tuple[str, .
         pad = "  " * j
         name, dom = ("unfolded", "gt-unfolded") if j == depth - 1 else (f"unfolded{j + 1}", f"gt-unfolded-{j + 1}")
         body.append(f'{pad}  subgraph cluster_{name} {{ id="{dom}" label={quote("unfolded: " + label)} '
-                    'style="rounded,dashed" color="#6c757d" fontsize=12;')
+                    'style="rounded,dashed" color="#6c757d" fontsize=12 labeljust="l";')
         body += [f"{pad}  " + box_dot(b) for b in u.boxes if b.key in cluster and b.key not in inner]
     body += ["  " * j + "  }" for j in range(depth - 1, -1, -1)]
     return scene_dot(u, bg="transparent", boxes=body)
