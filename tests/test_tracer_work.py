@@ -14,6 +14,7 @@ import torch
 
 import gradtrace
 from gradtrace.tracer.core import Tracer
+from gradtrace.tracer.layers import Layered
 from gradtrace.tracer.snapshot import snapshot
 
 
@@ -53,6 +54,16 @@ def test_a_chain_walks_each_node_once_in_total():
     # the trace still shows the whole chain at its last step: the work is incremental, not the picture
     assert len(t4.steps[-1].nodes) == 401 and len(t1.steps[-1].nodes) == 101
     _linear(small, big, ["tensors", "nodes", "searched", "scanned", "frames", "book nodes", "book summaries"])
+
+
+def test_recording_a_chain_copies_no_step_whole():
+    (_t1, small, _), (t4, big, _) = _work(CHAIN.format(n=100)), _work(CHAIN.format(n=400))
+    # each step's tensors and nodes are the step before's plus its changes (built when read):
+    # (a few small ones are copied whole); a copy per step would copy about 16x as many entries for 4x the length
+    _linear(small, big, ["copied"])
+    assert sum(isinstance(s.nodes, Layered) and s.nodes.built for s in t4.steps) < 10
+    assert [len(s.nodes) for s in t4.steps[-3:]] == [400, 401, 401]
+    assert list(t4.steps[-1].nodes) == sorted(t4.steps[-1].nodes, key=lambda n: int(n[1:]))
 
 
 def test_a_chain_that_saves_its_inputs_stays_linear():

@@ -54,6 +54,7 @@ from .driver import RunDriver, _last_trace
 from .flow import MAX_WATCHED_CALLS, watched
 from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
+from .layers import Layered
 from .quiet import quiet
 from .recorder import BackwardCall, Recorder
 from .scene import Scene, num
@@ -125,6 +126,8 @@ class Tracer(RunDriver):
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.scene = Scene(self.ids, self.book, self.work)
+        #: the scene update the last step's tensors and nodes mappings show
+        self._views_at = -1
         self._globals_src = _Source()
         #: the labelled frames running at the last snapshot (outermost first), their positions, their names
         self._stack: list[types.FrameType] = []
@@ -218,25 +221,23 @@ class Tracer(RunDriver):
                 roots[f.node] = roots.get(f.node, 0) + 1
         scene.update(roots, self._rechecks(mutated), book.changed, dead)
         book.changed = set()
-        same_t = prev is not None and not any(x[0] == "t" for x in (*scene.added, *scene.dropped, *scene.changed))
-        same_n = prev is not None and not any(x[0] == "n" for x in (*scene.added, *scene.dropped, *scene.changed))
-        tensors = prev.tensors if same_t and prev is not None else dict(scene.tensors)
-        nodes = prev.nodes if same_n and prev is not None else dict(scene.nodes)
+        tensors, nodes = self._views(prev)
         events: list[Event] = []
         new_tensors = sorted((x for x in scene.added if x[0] == "t" and _num(x) > tensor_count), key=_num)
         new_nodes = sorted((x for x in scene.added if x[0] == "n" and _num(x) > node_count), key=_num)
         if new_tensors or new_nodes:
             events.append(Create(tuple(new_tensors), tuple(new_nodes)))
         events += self._binding_events(bindings, olds, news, frame)
-        events += self._mutate_events(mutated, tensors)
-        events += self._grad_events(tensors, backward_events)
-        events += self._untracked_events(tensors)
+        events += self._mutate_events(mutated, scene.tensors)
+        events += self._grad_events(scene.tensors, backward_events)
+        events += self._untracked_events(scene.tensors)
         if error is not None:
             events.append(error)
-        if prev is not None and same_t and same_n and bindings is prev.bindings and not events:
+        if prev is not None and nodes is prev.nodes and tensors is prev.tensors and bindings is prev.bindings \
+                and not events:
             predictions = prev.predictions
         else:
-            predictions = self._predictions(bindings, nodes)
+            predictions = self._predictions(bindings, scene.nodes)
         step = Step(
             index=len(self.steps),
             lineno=stmt.lineno,
@@ -254,6 +255,27 @@ class Tracer(RunDriver):
         self.prev = step
         self._counts = (ids.tensor_count, len(book.nodes))
         return step
+
+    def _views(self, prev: Step | None) -> tuple[Mapping[str, TensorInfo], Mapping[str, NodeInfo]]:
+        """The step's tensors and nodes: the previous step's mappings plus what the scene's update changed
+        (a :class:`Layered` builds its plain dict when first read), or a copy when they do not follow."""
+        scene = self.scene
+        follows = prev is not None and self._views_at == scene.updates - 1  # prev shows the update before
+        self._views_at = scene.updates
+        out: list[Any] = []
+        pairs: tuple[tuple[str, dict[str, Any], Mapping[str, Any] | None], ...] = (
+            ("t", scene.tensors, None if prev is None else prev.tensors),
+            ("n", scene.nodes, None if prev is None else prev.nodes))
+        for kind, live, before in pairs:
+            touched = [x for x in (*scene.added, *scene.dropped, *scene.changed) if x[0] == kind]
+            if follows and not touched:
+                out.append(before)
+                continue
+            view = Layered.after(before if follows else None, live, touched)
+            if view.built:
+                self.work["copied"] += len(view)
+            out.append(view)
+        return out[0], out[1]
 
     def _rechecks(self, mutated: list[tuple[str, int, int]]) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
@@ -583,7 +605,7 @@ class Tracer(RunDriver):
         return {labels[f] for f in self._stack if f in labels} if frame is not None else set()
 
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
-        prev = self.prev.tensors if self.prev is not None else {}
+        was_shown = self.scene.before  # each tensor's info at the step before
         direct: dict[str, str] = {}
         for op, target in self.recorder.inplace:
             tid = self.ids.tensor(target)
@@ -592,7 +614,7 @@ class Tracer(RunDriver):
         out: list[Event] = []
         for tid, v0, v1 in mutated:
             info = tensors.get(tid)
-            before = prev[tid]
+            before = was_shown(tid)
             stale = self._stale(tid, v1)
             via = None
             if tid not in direct:
@@ -602,7 +624,7 @@ class Tracer(RunDriver):
                     tensor=tid,
                     version_before=v0,
                     version_after=v1,
-                    grad_fn_before=before.grad_fn,
+                    grad_fn_before=None if before is None else before.grad_fn,
                     grad_fn_after=None if info is None else info.grad_fn,
                     stale=stale,
                     via=via,
@@ -611,7 +633,7 @@ class Tracer(RunDriver):
             )
         done = {tid for tid, _v0, _v1 in mutated}
         for tid, op in direct.items():  # in place on the flags, not the values: no version bump
-            was, now = prev.get(tid), tensors.get(tid)
+            was, now = was_shown(tid), tensors.get(tid)
             if tid in done or op not in _FLAG_OPS or was is None or now is None:
                 continue
             if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
@@ -620,7 +642,7 @@ class Tracer(RunDriver):
         done.update(direct)
         for tid in sorted((x for x in self.scene.changed if x[0] == "t"), key=_num):
             # new values, same version: .data =, set_, NumPy, an alias
-            was, now = prev.get(tid), tensors.get(tid)
+            was, now = was_shown(tid), tensors.get(tid)
             if now is None:
                 continue
             if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
@@ -641,12 +663,11 @@ class Tracer(RunDriver):
     def _grad_events(
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
-        prev = self.prev.tensors if self.prev is not None else {}
         changes = []
         scene = self.scene
         for tid in sorted({x for x in (*scene.changed, *scene.added) if x[0] == "t" and x in tensors}, key=_num):
             info = tensors[tid]
-            old = prev.get(tid)
+            old = scene.before(tid)
             before = None if old is None else old.grad
             if before != info.grad and (old is not None or info.grad is not None):
                 changes.append(GradChange(tid, before, info.grad))

@@ -84,6 +84,10 @@ class Scene:
         self.added: list[str] = []
         self.dropped: list[str] = []
         self.changed: list[str] = []  # shown tensors whose TensorInfo is a new one
+        #: tensor id -> its info before the last update (None: not shown), for the ids that update touched
+        self.was: dict[str, TensorInfo | None] = {}
+        #: how many updates began (a step's mappings build on the last one only if it was the step before)
+        self.updates = 0
 
     # ----------------------------------------------------------- one step
     def scan(self) -> tuple[list[tuple[str, int, int]], list[str]]:
@@ -109,6 +113,8 @@ class Scene:
     def update(self, roots: dict[str, int], recheck: set[str] | None, nodes: set[str], dead: list[str]) -> None:
         """Bring the scene to ``roots``; ``recheck`` tensors (None: all) and ``nodes`` may have changed."""
         self.added, self.dropped, self.changed = [], [], []
+        self.was = {}
+        self.updates += 1
         cand: list[str] = []
         todo: list[str] = []
         old = self.roots
@@ -126,7 +132,9 @@ class Scene:
                 self._drop(tid, cand)
                 continue
             info, edges = self._read(tid, t)
-            if info is not self.tensors[tid]:
+            shown = self.tensors[tid]
+            if info is not shown:
+                self.was.setdefault(tid, shown)
                 self.tensors[tid] = info
                 self.changed.append(tid)
             self._reedge(tid, edges, cand, todo)
@@ -157,6 +165,7 @@ class Scene:
                 if t is None:
                     continue
                 info, edges = self._read(x, t)
+                self.was.setdefault(x, None)
                 self.tensors[x] = info
                 n = num(x)
                 if n < self._max_t:
@@ -201,7 +210,7 @@ class Scene:
         edges = self.out.pop(x)
         self._unlink(x, edges, cand)
         if x[0] == "t":
-            del self.tensors[x]
+            self.was.setdefault(x, self.tensors.pop(x))
             self.versions.pop(x, None)
             self._at.pop(x, None)
             for s in self._where.pop(x, ()):
@@ -338,6 +347,11 @@ class Scene:
         self.cache[tid] = Cached(key, info)
         return info
 
+    def before(self, tid: str) -> TensorInfo | None:
+        """``tid``'s info as the last update found it (None: not shown then)."""
+        was = self.was
+        return was[tid] if tid in was else self.tensors.get(tid)
+
     def holders(self, tid: str) -> tuple[str, ...]:
         """The shown nodes that saved ``tid`` (not freed) or accumulate into it, in id order."""
         return tuple(sorted((p for p in self.preds.get(tid, ()) if p[0] == "n"), key=num))
@@ -348,3 +362,4 @@ class Scene:
         self.versions, self.by_storage, self._where, self._at = {}, {}, {}, {}
         self._max_t = self._max_n = 0
         self._sorted = True
+        self.updates += 1
