@@ -106,3 +106,19 @@ def test_a_traced_program_shows_the_same_steps_as_with_a_copy_per_step(monkeypat
     assert layered == copied
     assert any(len(nodes) > 3 for _t, nodes in layered)
 
+
+
+def test_a_tensor_info_made_fast_is_the_one_the_constructor_makes() -> None:
+    import dataclasses
+
+    from gradtrace.model import Summary, TensorInfo
+    from gradtrace.tracer.scene import _tensor_info
+
+    fields = {f.name: f"v{i}" for i, f in enumerate(dataclasses.fields(TensorInfo))}
+    fields.update(value=Summary("1."), grad=None, shape=(2, 3))
+    fast, slow = _tensor_info(**fields), TensorInfo(**fields)
+    assert fast == slow and repr(fast) == repr(slow) and hash(fast) == hash(slow)
+    assert vars(fast) == vars(slow) and list(vars(fast)) == list(vars(slow))
+    assert dataclasses.asdict(fast) == dataclasses.asdict(slow)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.version = 3  # type: ignore[misc]

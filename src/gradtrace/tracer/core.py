@@ -14,9 +14,11 @@ only a line counter attached, and one last snapshot records the final state.
 from __future__ import annotations
 
 import ast
+import collections
 import dis
 import gc
 import inspect
+import itertools
 import linecache
 import operator
 import sys
@@ -71,7 +73,7 @@ _Names = dict[str, str]
 class _Source:
     """One scope's names (the module's, or one running function's), as last read."""
 
-    __slots__ = ("containers", "entries", "keys", "lasti", "names", "values")
+    __slots__ = ("containers", "entries", "found", "keys", "lasti", "names", "parts", "values")
 
     def __init__(self) -> None:
         self.keys: list[Any] | None = None
@@ -81,6 +83,10 @@ class _Source:
         self.entries: list[tuple[str, Any, bool]] = []
         self.containers = False
         self.names: dict[str, str] = {}
+        #: name -> (value, its type, its entries) as last read: an unchanged value is not looked at again
+        self.parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
+        #: what each container entry held when ``names`` was made (None: make ``names`` again)
+        self.found: list[list[tuple[str, torch.Tensor]]] | None = None
 
 
 class Tracer(RunDriver):
@@ -137,8 +143,8 @@ class Tracer(RunDriver):
         #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
         self._threads = {t.ident for t in threading.enumerate()}
         self._threads_seen: frozenset[int | None] | None = None
-        #: id(module) -> (module, name, its tree as last listed, its (name, tensor) pairs)
-        self._modules_seen: dict[int, tuple[Any, str, list[Any], list[tuple[str, torch.Tensor]]]] = {}
+        #: id(module) -> its tree as last listed, with its (name, tensor) pairs
+        self._modules_seen: dict[int, _ModuleTree] = {}
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -432,15 +438,17 @@ class Tracer(RunDriver):
 
     def _module_tensors(self, name: str, module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
         """``name.param`` and ``name.buffer`` pairs of a module, listed again only when its tree changed."""
-        shape = _module_shape(module)
-        hit = self._modules_seen.get(id(module))
-        if shape is not None and hit is not None and hit[0] is module and hit[1] == name \
-                and len(hit[2]) == len(shape) and all(map(operator.is_, shape, hit[2])):
-            return hit[3]
+        seen = self._modules_seen.get(id(module))
+        if seen is not None and seen.module is module and seen.name == name and seen.same():
+            return seen.found
         found: list[tuple[str, torch.Tensor]] = []
         _collect_one(name, module, found)
-        if shape is not None:
-            self._modules_seen[id(module)] = (module, name, shape, found)
+        self.work["module listings"] += 1
+        seen = _ModuleTree.of(module, name, found)
+        if seen is not None:
+            self._modules_seen[id(module)] = seen
+        else:
+            self._modules_seen.pop(id(module), None)
         return found
 
     def _shares_cells(self, code: types.CodeType) -> bool:
@@ -468,27 +476,41 @@ class Tracer(RunDriver):
             if src.keys is None or len(keys) != len(src.keys) or keys != src.keys \
                     or not all(map(operator.is_, values, src.values)):
                 src.keys, src.values = keys, values
-                src.entries = _entries(ns, prefix)
-                src.containers = any(c for _n, _v, c in src.entries)
+                entries = _entries(ns, prefix, src.parts)
+                if not _same_pairs(entries, src.entries):
+                    src.entries = entries
+                    src.containers = any(c for _n, _v, c in entries)
+                    src.found = None
+                elif not src.containers:
+                    return False  # only names that show no tensor changed (a loop counter)
             elif not src.containers:
                 return False
         elif not src.containers:
             return False
-        names: dict[str, str] = {}
-        stamp, foreign = self.ids.stamp, self.foreign
+        found: list[list[tuple[str, torch.Tensor]]] = []
         for name, value, container in src.entries:
             if not container:
-                found = [(name, value)]
-            else:
-                found = []
-                try:
-                    if safe.is_a(value, torch.nn.Module):
-                        found = self._module_tensors(name, value)
-                    else:
-                        _collect_one(name, value, found)
-                except Exception:  # a container that cannot be read shows no tensors; the trace goes on
-                    continue
-            for n, t in found:
+                continue
+            held: list[tuple[str, torch.Tensor]] = []
+            try:
+                if safe.is_a(value, torch.nn.Module):
+                    held = self._module_tensors(name, value)
+                else:
+                    _collect_one(name, value, held)
+            except Exception:  # a container that cannot be read shows no tensors; the trace goes on
+                held = []
+            found.append(held)
+        old = src.found
+        if old is not None and len(old) == len(found) \
+                and all(a is b or _same_pairs(a, b) for a, b in zip(old, found, strict=True)):
+            return False  # the same names of the same tensors
+        src.found = found
+        self.work["names made"] += 1
+        names: dict[str, str] = {}
+        stamp, foreign = self.ids.stamp, self.foreign
+        held_by = iter(found)
+        for name, value, container in src.entries:
+            for n, t in next(held_by) if container else ((name, value),):
                 tid, new = stamp(t)
                 names[n] = tid
                 if new and _foreign_memory(t):
@@ -745,27 +767,50 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 _INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
 
 
-def _entries(ns: Any, prefix: str) -> list[tuple[str, Any, bool]]:
-    """The names of a namespace that show tensors: ``(name, value, True for a container)``."""
+def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]]
+             ) -> list[tuple[str, Any, bool]]:
+    """The names of a namespace that show tensors: ``(name, value, True for a container)``.
+
+    ``parts`` keeps each name's entries as last read, by value: a value read before (the same object
+    of the same type) is not read again; it is brought up to date with the namespace."""
     # every read is defensive (see .safe): a learner's namespace may hold anything
     out: list[tuple[str, Any, bool]] = []
+    now: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
     for name, value in safe.name_items(ns):
-        if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
+        hit = parts.get(name)
+        if hit is not None and hit[0] is value and hit[1] is type(value):
+            now[name] = hit
+            out += hit[2]
             continue
-        full = prefix + name
-        if safe.is_a(value, torch.Tensor):
-            if not safe.is_lazy(value):
-                out.append((full, value, False))
-        elif safe.is_a(value, tuple):  # cannot change: read once
-            found: list[tuple[str, torch.Tensor]] = []
-            try:
-                _collect_one(full, value, found)
-            except Exception:
-                continue
-            out += [(n, t, False) for n, t in found]
-        elif safe.is_a(value, (torch.nn.Module, list, dict)):
-            out.append((full, value, True))
+        part = _entries_of(name, value, prefix)
+        now[name] = (value, type(value), part)
+        out += part
+    parts.clear()
+    parts.update(now)
     return out
+
+
+def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool]]:
+    if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
+        return []
+    full = prefix + name
+    if safe.is_a(value, torch.Tensor):
+        return [] if safe.is_lazy(value) else [(full, value, False)]
+    if safe.is_a(value, tuple):  # cannot change: read once
+        found: list[tuple[str, torch.Tensor]] = []
+        try:
+            _collect_one(full, value, found)
+        except Exception:
+            return []
+        return [(n, t, False) for n, t in found]
+    if safe.is_a(value, (torch.nn.Module, list, dict)):
+        return [(full, value, True)]
+    return []
+
+
+def _same_pairs(a: list[Any], b: list[Any]) -> bool:
+    """The same names of the same objects (by identity: a tensor's ``==`` is not a plain answer)."""
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
 
 
 def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
@@ -791,32 +836,86 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
 
 _MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,
                    torch.nn.Module._named_members)
+#: the three dicts of a module's ``__dict__`` that ``named_parameters()`` and ``named_buffers()`` list
+_TREE_FIELDS = operator.itemgetter("_parameters", "_buffers", "_modules")
+_values = dict.values
 
 
-def _module_shape(module: torch.nn.Module) -> list[Any] | None:
-    """Every submodule, parameter and buffer of ``module`` with their names, flat: compared by identity
-    to tell that ``named_parameters()`` would list the same. None when a class lists its own way."""
-    out: list[Any] = []
-    todo = [module]
-    while todo:
-        m = todo.pop()
-        cls = type(m)
-        if (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members) != _MODULE_LISTING:
+def _listing(cls: type) -> tuple[Any, ...]:
+    return (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members)  # type: ignore[attr-defined]
+
+
+class _ModuleTree:
+    """A module's tree as listed: its submodules, their ``__dict__``, their parameter, buffer and submodule
+    dicts, and those dicts' keys, values and the values' types (a lazy parameter changes class when it
+    gets its shape).
+
+    :meth:`same` tells, in a few C-level passes over these, that ``named_parameters()`` and
+    ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
+    its own way is never cached (:meth:`of` gives None)."""
+
+    __slots__ = ("classes", "dicts", "fields", "found", "keys", "module", "modules", "name", "types", "values")
+
+    def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
+        self.module, self.name, self.found = module, name, found
+        self.modules: list[Any] = []
+        self.classes: list[type] = []
+        self.dicts: list[Any] = []
+        self.fields: list[Any] = []
+        self.keys: list[Any] = []
+        self.values: list[Any] = []
+        self.types: list[type] = []
+
+    @classmethod
+    def of(cls, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> _ModuleTree | None:
+        tree = cls(module, name, found)
+        todo = [module]
+        seen: set[int] = set()
+        try:
+            while todo:
+                m = todo.pop()
+                if id(m) in seen:
+                    continue
+                seen.add(id(m))
+                tree.modules.append(m)
+                todo.extend(v for v in vars(m)["_modules"].values() if v is not None)
+            tree.classes = list(dict.fromkeys(map(type, tree.modules)))
+            if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
+                return None
+            tree.dicts = list(map(vars, tree.modules))
+            tree.fields = list(_chain(map(_TREE_FIELDS, tree.dicts)))
+            if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
+                return None
+            tree.values = list(_chain(map(_values, tree.fields)))
+        except Exception:
             return None
-        d = m.__dict__
-        out.append(m)
-        for field in ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules"):
-            items = d.get(field)
-            if items is None:
-                out.append(None)
-                continue
-            out.append(len(items))
-            out.extend(items)
-            if field != "_non_persistent_buffers_set":
-                out.extend(items.values())
-                out.extend(map(type, items.values()))  # a lazy parameter changes class when it gets its shape
-        todo.extend(v for v in d.get("_modules", {}).values() if v is not None)
-    return out
+        tree.keys = list(_chain(tree.fields))
+        tree.types = list(map(type, tree.values))
+        return tree
+
+    def same(self) -> bool:
+        """True when nothing that the listing depends on changed since."""
+        try:
+            dicts = list(map(vars, self.modules))
+            if not _all_is(dicts, self.dicts):  # a __dict__ replaced
+                return False
+            fields = list(_chain(map(_TREE_FIELDS, dicts)))
+        except Exception:
+            return False
+        if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
+            return False
+        values = list(_chain(map(_values, fields)))
+        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
+                and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
+                and all(_listing(c) == _MODULE_LISTING for c in self.classes))
+
+
+_PLAIN_DICTS = (dict, collections.OrderedDict)
+_chain = itertools.chain.from_iterable
+
+
+def _all_is(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def _foreign_memory(t: torch.Tensor) -> bool:
