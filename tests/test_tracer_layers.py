@@ -122,3 +122,18 @@ def test_a_tensor_info_made_fast_is_the_one_the_constructor_makes() -> None:
     assert dataclasses.asdict(fast) == dataclasses.asdict(slow)
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.version = 3  # type: ignore[misc]
+
+
+def test_a_record_changed_fast_is_the_one_replace_makes() -> None:
+    import dataclasses
+
+    from gradtrace.model import Edge, NodeInfo, SavedValue, Summary
+    from gradtrace.tracer.graph import _with
+
+    saved = SavedValue("self", "t1", Summary("2."), saved_version=0, version=0)
+    node = NodeInfo("n1", "MulBackward0", (Edge("n2", 0), None), saved=(saved,), module="m")
+    for record, changes in ((saved, {"state": "stale", "version": 1}), (node, {"saved": ()}),
+                            (node, {"output": "t3", "value": Summary("1.")})):
+        fast, slow = _with(record, **changes), dataclasses.replace(record, **changes)  # type: ignore[arg-type]
+        assert fast == slow and repr(fast) == repr(slow) and list(vars(fast)) == list(vars(slow))
+        assert fast is not record and vars(record) != vars(fast)

@@ -132,6 +132,8 @@ class Tracer(RunDriver):
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.scene = Scene(self.ids, self.book, self.work)
+        #: the bindings the scene's roots were counted from (None: they were not theirs alone)
+        self._roots_of: dict[str, str] | None = None
         #: the scene update the last step's tensors and nodes mappings show
         self._views_at = -1
         self._globals_src = _Source()
@@ -219,12 +221,16 @@ class Tracer(RunDriver):
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
-        roots: dict[str, int] = {}
-        for tid in bindings.values():
-            roots[tid] = roots.get(tid, 0) + 1
-        for call in rec.backwards:
-            for f in call.flow[:1]:
-                roots[f.node] = roots.get(f.node, 0) + 1
+        extra = [f.node for call in rec.backwards for f in call.flow[:1]]
+        if prev is not None and bindings is prev.bindings and not extra and self._roots_of is bindings:
+            roots = scene.roots  # the same names as at the step before, and nothing else: the same roots
+        else:
+            roots = {}
+            for tid in bindings.values():
+                roots[tid] = roots.get(tid, 0) + 1
+            for nid in extra:
+                roots[nid] = roots.get(nid, 0) + 1
+            self._roots_of = None if extra else bindings
         scene.update(roots, self._rechecks(mutated), book.changed, dead)
         book.changed = set()
         tensors, nodes = self._views(prev)
@@ -268,12 +274,15 @@ class Tracer(RunDriver):
         scene = self.scene
         follows = prev is not None and self._views_at == scene.updates - 1  # prev shows the update before
         self._views_at = scene.updates
+        touched_t: list[str] = []
+        touched_n: list[str] = []
+        for x in (*scene.added, *scene.dropped, *scene.changed):
+            (touched_t if x[0] == "t" else touched_n).append(x)
         out: list[Any] = []
-        pairs: tuple[tuple[str, dict[str, Any], Mapping[str, Any] | None], ...] = (
-            ("t", scene.tensors, None if prev is None else prev.tensors),
-            ("n", scene.nodes, None if prev is None else prev.nodes))
-        for kind, live, before in pairs:
-            touched = [x for x in (*scene.added, *scene.dropped, *scene.changed) if x[0] == kind]
+        pairs: tuple[tuple[list[str], dict[str, Any], Mapping[str, Any] | None], ...] = (
+            (touched_t, scene.tensors, None if prev is None else prev.tensors),
+            (touched_n, scene.nodes, None if prev is None else prev.nodes))
+        for touched, live, before in pairs:
             if follows and not touched:
                 out.append(before)
                 continue

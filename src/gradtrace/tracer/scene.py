@@ -132,9 +132,10 @@ class Scene:
         cand: list[str] = []
         todo: list[str] = []
         old = self.roots
-        todo += [r for r in roots if r not in old]
-        cand += [r for r in old if r not in roots]
-        self.roots = roots
+        if roots is not old:  # the same dict: the same names (the tracer does not change it in place)
+            todo += [r for r in roots if r not in old]
+            cand += [r for r in old if r not in roots]
+            self.roots = roots
         for tid in dead:
             if tid in self.out:
                 self._drop(tid, cand)

@@ -32,6 +32,8 @@ MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
 CAPTURE_MAX = 4096
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
+_STRIDED = torch.strided
+_string_at = ctypes.string_at
 
 
 def summarize(t: torch.Tensor) -> Summary:
@@ -43,18 +45,26 @@ def summarize(t: torch.Tensor) -> Summary:
 
 
 def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
-    if t.device.type == "meta":
+    device = t.device.type
+    if device == "meta":
         return Summary(text="<meta: no values>")
+    dtype = t.dtype
+    if capture and t.layout is _STRIDED and device == "cpu" and dtype in _CAPTURED:
+        n = t.numel()
+        if n <= CAPTURE_MAX:
+            try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
+                c = t.detach() if t.requires_grad and torch.is_grad_enabled() else t  # no graph for the copy
+                if c.is_conj():
+                    c = c.resolve_conj()
+                if c.is_neg():
+                    c = c.resolve_neg()
+                c = c.contiguous()
+                raw = _string_at(c.data_ptr(), n * c.element_size()) if n else b""
+            except Exception:
+                pass
+            else:
+                return Captured(raw, dtype, tuple(t.shape))
     d = t.detach()
-    if capture and d.layout == torch.strided and d.numel() <= CAPTURE_MAX and d.device.type == "cpu" \
-            and d.dtype in _CAPTURED:
-        try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
-            c = d.resolve_conj().resolve_neg().contiguous()
-            raw = ctypes.string_at(c.data_ptr(), c.numel() * c.element_size()) if c.numel() else b""
-        except Exception:
-            pass
-        else:
-            return Captured(raw, d.dtype, tuple(d.shape))
     if d.layout != torch.strided:
         if d.numel() > MAX_ELEMENTS:
             return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
