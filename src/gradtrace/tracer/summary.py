@@ -134,7 +134,54 @@ _CAPTURED = frozenset({
 })
 
 
-class Captured(LazySummary):
+class _OnDemand(Summary):
+    """A :class:`Summary` whose text, values and stats are made on first use, by :meth:`_make`.
+
+    Compares, prints and pickles as the plain summary it stands for (so a saved trace needs no torch
+    to load); the one made is kept.
+    """
+
+    def _make(self) -> Summary:
+        raise NotImplementedError
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            real = self._make()
+            object.__setattr__(self, "_summary", real)
+        return real
+
+    @property
+    def text(self) -> str:
+        return self._real().text
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, _OnDemand):
+            other = other._real()
+        return self._real() == other
+
+    __hash__ = Summary.__hash__
+
+    def __repr__(self) -> str:
+        return repr(self._real())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        real = self._real()
+        return (Summary, (real.text, real.values, real.stats))
+
+
+class Captured(_OnDemand):
     """A :class:`Summary` of a small tensor whose bytes were copied when it was taken.
 
     Reading a tensor's numbers and their min/mean/max costs several torch calls; most
@@ -147,30 +194,11 @@ class Captured(LazySummary):
         object.__setattr__(self, "_dtype", dtype)
         object.__setattr__(self, "_shape", shape)
 
-    def _real(self) -> Summary:
+    def _make(self) -> Summary:
         d = self.__dict__
-        real = d.get("_summary")
-        if real is None:
-            data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
-                torch.empty(0, dtype=d["_dtype"])
-            real = _summarize(data.reshape(d["_shape"]), capture=False)
-            object.__setattr__(self, "_summary", real)
-        return real
-
-    @property
-    def values(self) -> Any:
-        return self._real().values
-
-    @property
-    def stats(self) -> tuple[float, float, float] | None:
-        return self._real().stats
-
-    def __getattr__(self, name: str) -> Any:
-        if name != "text":
-            raise AttributeError(name)
-        text = self._real().text
-        object.__setattr__(self, "text", text)
-        return text
+        data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
+            torch.empty(0, dtype=d["_dtype"])
+        return _summarize(data.reshape(d["_shape"]), capture=False)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
@@ -255,7 +283,7 @@ def format_values(values: Any, dtype: torch.dtype) -> str:
     return format_number(values, dtype)
 
 
-class DeferredSummary(Summary):
+class DeferredSummary(_OnDemand):
     """A :class:`Summary` of a tensor read only when something asks for it (a picture draws it).
 
     For a graph shown at once (``gradtrace.show``): most of a huge graph's values are
@@ -268,49 +296,16 @@ class DeferredSummary(Summary):
         object.__setattr__(self, "_at", at)
         object.__setattr__(self, "_made", made)
 
-    def _real(self) -> Summary:
+    def _make(self) -> Summary:
         d = self.__dict__
-        real = d.get("_summary")
-        if real is None:
-            t = d["_ref"]()
-            if t is None:
-                real = Summary(text="<no longer in memory>")
-            elif d["_at"] != _where(t):
-                real = Summary(text="<changed since the picture was taken>")
-            else:
-                d["_made"]()
-                real = summarize(t)
-            object.__setattr__(self, "_summary", real)
-            object.__setattr__(self, "_ref", None)
-        return real
-
-    @property
-    def text(self) -> str:
-        return self._real().text
-
-    @property
-    def values(self) -> Any:
-        return self._real().values
-
-    @property
-    def stats(self) -> tuple[float, float, float] | None:
-        return self._real().stats
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if isinstance(other, DeferredSummary):
-            other = other._real()
-        return self._real() == other
-
-    __hash__ = Summary.__hash__
-
-    def __repr__(self) -> str:
-        return repr(self._real())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        real = self._real()
-        return (Summary, (real.text, real.values, real.stats))
+        t = d["_ref"]()
+        object.__setattr__(self, "_ref", None)
+        if t is None:
+            return Summary(text="<no longer in memory>")
+        if d["_at"] != _where(t):
+            return Summary(text="<changed since the picture was taken>")
+        d["_made"]()
+        return summarize(t)
 
 
 def _where(t: torch.Tensor) -> tuple[int, int | None]:
