@@ -167,6 +167,8 @@ class _OnDemand(Summary):
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
+        if not isinstance(other, Summary):
+            return NotImplemented  # nothing to make: None, a number
         if isinstance(other, _OnDemand):
             other = other._real()
         return self._real() == other
@@ -201,6 +203,8 @@ class Captured(_OnDemand):
         return _summarize(data.reshape(d["_shape"]), capture=False)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
             mine, theirs = self.__dict__, other.__dict__
             if (mine["_dtype"], mine["_shape"]) == (theirs["_dtype"], theirs["_shape"]) \
