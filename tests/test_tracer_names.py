@@ -43,6 +43,11 @@ box[0] = torch.full((1,), 5.0)
 d = {"a": torch.ones(1)}
 d["a"] = torch.zeros(2)
 i = 3
+i = torch.full((1,), 7.0)
+i = 4
+_hidden = torch.ones(1)
+j = (torch.ones(1), 2)
+i = 5
 """
 
 
@@ -59,6 +64,8 @@ def _plain_names(ns: dict[str, Any]) -> dict[str, list[float]]:
                 if not isinstance(p, torch.nn.parameter.UninitializedTensorMixin):
                     out[f"{name}.{pname}"] = p.tolist()
         elif isinstance(value, list):
+            out.update({f"{name}[{i}]": t.tolist() for i, t in enumerate(value) if isinstance(t, torch.Tensor)})
+        elif isinstance(value, tuple):
             out.update({f"{name}[{i}]": t.tolist() for i, t in enumerate(value) if isinstance(t, torch.Tensor)})
         elif isinstance(value, dict):
             out.update({f"{name}[{k!r}]": t.tolist() for k, t in value.items() if isinstance(t, torch.Tensor)})

@@ -482,8 +482,11 @@ class Tracer(RunDriver):
                 keys, values = list(ns), list(ns.values())  # type: ignore[arg-type, union-attr]
             except Exception:
                 keys, values = [], []
-            if src.keys is None or len(keys) != len(src.keys) or keys != src.keys \
-                    or not all(map(operator.is_, values, src.values)):
+            same_keys = src.keys is not None and len(keys) == len(src.keys) and keys == src.keys
+            if not same_keys or not all(map(operator.is_, values, src.values)):
+                if same_keys and _only_plain_values_moved(keys, values, src):
+                    src.values = values
+                    return self._refresh(src, ns, prefix, False, None)  # the containers, if any
                 src.keys, src.values = keys, values
                 entries = _entries(ns, prefix, src.parts)
                 if not _same_pairs(entries, src.entries):
@@ -799,6 +802,29 @@ def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[
     return out
 
 
+def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -> bool:
+    """True when the names whose values changed show no tensor, before or after (a loop counter):
+    their entries are brought up to date, and the scope's entries stay as they are."""
+    parts = src.parts
+    moved = []
+    for key, now, was in zip(keys, values, src.values, strict=True):
+        if now is was:
+            continue
+        if type(key) is not str:
+            return False
+        hit = parts.get(key)
+        if hit is None or hit[2] or safe.is_a(now, _SHOWING):
+            return False
+        moved.append((key, now))
+    for key, now in moved:
+        parts[key] = (now, type(now), [])
+    return True
+
+
+#: values that may show tensors (anything else shows none: a number, a string, a function)
+_SHOWING = (torch.Tensor, tuple, list, dict, torch.nn.Module)
+
+
 def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool]]:
     if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
         return []
@@ -855,21 +881,20 @@ def _listing(cls: type) -> tuple[Any, ...]:
 
 
 class _ModuleTree:
-    """A module's tree as listed: its submodules, their ``__dict__``, their parameter, buffer and submodule
-    dicts, and those dicts' keys, values and the values' types (a lazy parameter changes class when it
+    """A module's tree as listed: its submodules, their parameter, buffer and submodule dicts (in their
+    ``__dict__``), and those dicts' keys, values and the values' types (a lazy parameter changes class when it
     gets its shape).
 
     :meth:`same` tells, in a few C-level passes over these, that ``named_parameters()`` and
     ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
     its own way is never cached (:meth:`of` gives None)."""
 
-    __slots__ = ("classes", "dicts", "fields", "found", "keys", "module", "modules", "name", "types", "values")
+    __slots__ = ("classes", "fields", "found", "keys", "module", "modules", "name", "types", "values")
 
     def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
         self.module, self.name, self.found = module, name, found
         self.modules: list[Any] = []
         self.classes: list[type] = []
-        self.dicts: list[Any] = []
         self.fields: list[Any] = []
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -891,8 +916,7 @@ class _ModuleTree:
             tree.classes = list(dict.fromkeys(map(type, tree.modules)))
             if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
                 return None
-            tree.dicts = list(map(vars, tree.modules))
-            tree.fields = list(_chain(map(_TREE_FIELDS, tree.dicts)))
+            tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
             if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
                 return None
             tree.values = list(_chain(map(_values, tree.fields)))
@@ -904,11 +928,8 @@ class _ModuleTree:
 
     def same(self) -> bool:
         """True when nothing that the listing depends on changed since."""
-        try:
-            dicts = list(map(vars, self.modules))
-            if not _all_is(dicts, self.dicts):  # a __dict__ replaced
-                return False
-            fields = list(_chain(map(_TREE_FIELDS, dicts)))
+        try:  # (a __dict__ replaced as a whole shows as its three dicts replaced)
+            fields = list(_chain(map(_TREE_FIELDS, map(vars, self.modules))))
         except Exception:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced

@@ -252,9 +252,13 @@ class GraphBook:
         """
         if root is None:
             return []
-        new: list[tuple[str, Any, Any]] = []
-        stack = [root]
         ids = self.ids
+        nid, is_new = ids.stamp_node(root)
+        if not is_new:
+            return []  # seen before, and so is everything it reaches
+        nexts = root.next_functions
+        new: list[tuple[str, Any, Any]] = [(nid, root, nexts)]
+        stack = [nxt for nxt, _ in nexts if nxt is not None]
         while stack:
             node = stack.pop()
             nid, is_new = ids.stamp_node(node)
