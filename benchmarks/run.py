@@ -18,7 +18,8 @@ c. scaling: 2N iterations vs N, for the trace and for the film (the rendering of
 d. a chain of 100,000 multiplications: trace + folded picture + ``del h`` in a fresh process; torchviz on it
 e. the film of a ~600-step trace vs one layout of one step vs laying out every step
 f. memory: peak RSS of the MLP loop traced minus plain, each in a fresh process; a Trace holds no tensors
-g. any step's picture of big graphs, folded: fold + DOT + layout
+g. any step's picture of big graphs, folded: fold + DOT + layout; ``gradtrace.show`` of a 100,000-op chain
+   built by plain code
 h. the film's Python per step
 i. real models: tracing one training step vs plain, any step's picture, HTML size, peak RSS, torchview
 
@@ -412,6 +413,29 @@ def bench_pictures() -> list[Row]:
     return rows
 
 
+def bench_show_untraced(n: int = 100_000, reps: int = 3) -> list[Row]:
+    """``gradtrace.show(h)`` of an n-op chain built by plain code (no trace): the picture, folded, laid out."""
+    from gradtrace.render.graph import step_graph
+    from gradtrace.tracer.snapshot import snapshot
+
+    h = torch.ones(1, requires_grad=True)
+    for _ in range(n):
+        h = h * 1.0001
+
+    def shown() -> None:
+        gradtrace.show(h).svg()
+
+    def read_whole() -> None:  # every node read in full first, as show() did before it sketched
+        step_graph(snapshot(h)).svg()
+
+    times = interleaved({"show": shown, "whole": read_whole}, reps, cpu_with_children)
+    show_s, whole_s = times["show"], times["whole"]
+    return [(f"g. show() of an untraced {n:,}-op chain",
+             f"gradtrace.show(h).svg() of {n:,} multiplications run plainly: sketch, fold, DOT, layout, CPU s incl. "
+             f"dot (every node read in full first: {whole_s:.2f} s, {show_s / whole_s:.2f}×)",
+             f"{show_s:.2f} s", f"≤ 1 s: {'met' if show_s <= 1 else 'missed'}")]
+
+
 def bench_film_python() -> list[Row]:
     """The film's own Python per step (CPU of this process: dot's layout runs in a child and is not counted)."""
     from gradtrace.render.film import film, film_scenes
@@ -525,7 +549,7 @@ def main() -> None:
     models = {name: build() for name, build in builders.items()}
     benches: dict[str, Callable[[], list[Row]]] = {
         "make_dot": lambda: bench_make_dot(reps * 2, models), "after_backward": bench_make_dot_after_backward,
-        "pictures": bench_pictures, "film_python": bench_film_python,
+        "pictures": bench_pictures, "show_untraced": bench_show_untraced, "film_python": bench_film_python,
         "models": lambda: bench_models(reps, models, missing), "loop": lambda: bench_overhead(fresh),
         "chain_steps": bench_chain_steps, "recursion": bench_recursion, "still": bench_still,
         "cold": lambda: bench_cold(fresh), "scaling": lambda: bench_scaling(reps),

@@ -54,17 +54,14 @@ def test_the_explain_package_is_callable_and_keeps_its_functions():
     assert gradtrace.explain.explain_error is explain_error
 
 
-#: One statement making several nodes: a trace numbers them in creation order, but the tracer's first
-#: snapshot of existing tensors (what explain(root) starts from) numbers them from the output down.
-_BASELINE_ORDER = pytest.mark.xfail(strict=True, reason="tracer: the baseline snapshot of a namespace must number "
-                                    "nodes in creation order (by sequence number), as a trace of the code does")
+#: Statements making several nodes (``lin(xs)`` makes TBackward0, then AddmmBackward0): a trace and the
+#: tracer's first snapshot of existing tensors (what explain(root) starts from) both number them in creation order.
 SOURCES = [
     "import torch\nx = torch.tensor(42., requires_grad=True)\nx2 = x ** 2\nx3 = x ** 3\nf = x2 + x3\n",
     "import torch\nx = torch.tensor(42., requires_grad=True)\nx = x ** 2\nx3 = x ** 3\nf = x + x3\nx.retain_grad()\n",
-    pytest.param("import torch\nx = torch.tensor([7., 13.], requires_grad=True)\ny = x * 3\nf = (y * x).sum()\n",
-                 marks=_BASELINE_ORDER),
-    pytest.param("import torch\ntorch.manual_seed(0)\nlin = torch.nn.Linear(3, 2)\nxs = torch.randn(4, 3)\n"
-                 "f = lin(xs).tanh().sum()\n", marks=_BASELINE_ORDER),
+    "import torch\nx = torch.tensor([7., 13.], requires_grad=True)\ny = x * 3\nf = (y * x).sum()\n",
+    "import torch\ntorch.manual_seed(0)\nlin = torch.nn.Linear(3, 2)\nxs = torch.randn(4, 3)\n"
+    "f = lin(xs).tanh().sum()\n",
 ]
 
 
@@ -82,7 +79,7 @@ def test_explain_root_uses_the_ids_the_trace_shows(source):
             assert f" {out.target}  " in text
 
 
-@pytest.mark.parametrize("source", [getattr(s, "values", (s,))[0] for s in SOURCES])
+@pytest.mark.parametrize("source", SOURCES)
 def test_quiz_and_the_trace_agree_on_ids_and_steps(source):
     code = source + "f.backward()\n"
     trace = gradtrace.trace_code(code)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from explain_programs import PROGRAMS, WORKING
 
 import gradtrace
 from gradtrace.explain import compare, explain_error, walkthrough_of
@@ -20,39 +21,10 @@ from gradtrace.model import Backward, Step, Trace
 from gradtrace.render import film
 from gradtrace.render.json import trace_dict
 
-PROGRAMS = {
-    "lesson01": """\
-import torch
-x = torch.tensor(42., requires_grad=True)
-x2 = x ** 2
-x3 = x ** 3
-f = x2 + x3
-f.backward()
-""",
-    "mlp": """\
-import torch
-torch.manual_seed(0)
-w1 = torch.randn(3, 4, requires_grad=True)
-b1 = torch.zeros(4, requires_grad=True)
-w2 = torch.randn(4, 1, requires_grad=True)
-xs = torch.randn(2, 3)
-h = (xs @ w1 + b1).relu()
-loss = (h @ w2).pow(2).mean()
-loss.backward()
-""",
-    "one_statement": """\
-import torch
-a = torch.tensor([1.5, -2.], requires_grad=True)
-b = torch.tensor([0.5, 3.], requires_grad=True)
-out = ((a * b).exp() + a / b - b.cos()).sum()
-out.backward()
-""",
-}
 
-
-@pytest.fixture(scope="module", params=sorted(PROGRAMS))
+@pytest.fixture(scope="module", params=WORKING)
 def traced(request) -> tuple[str, Trace]:
-    return request.param, gradtrace.trace_code(PROGRAMS[request.param], {})
+    return request.param, gradtrace.trace_code(PROGRAMS[request.param].source, {})
 
 
 def _backward_step(trace: Trace) -> tuple[Step, Backward]:
@@ -122,9 +94,8 @@ def test_explain_names_nodes_as_the_trace(traced):
 def test_quiz_names_nodes_as_the_trace(traced):
     name, trace = traced
     step, event = _backward_step(trace)
-    code = PROGRAMS[name].replace("import torch\n", "", 1)
-    ask = {"lesson01": "x.grad", "mlp": "w2.grad", "one_statement": "a.grad"}[name]
-    verdict = gradtrace.quiz(code, ask=ask).check("0")
+    code = PROGRAMS[name].source.replace("import torch\n", "", 1)
+    verdict = gradtrace.quiz(code, ask=PROGRAMS[name].ask).check("0")
     names = _nodes_of(step)
     shown = re.findall(r"^\s+\d+\. (n\d+) (\S+)", verdict.explanation, re.M)
     assert shown, verdict.explanation
@@ -136,8 +107,7 @@ def test_compare_names_nodes_as_the_trace(traced):
     _, trace = traced
     last = trace.last
     assert last is not None
-    output = {"lesson01": "f", "mlp": "loss", "one_statement": "out"}[traced[0]]
-    result = compare(trace, trace, output)
+    result = compare(trace, trace, PROGRAMS[traced[0]].output)
     assert result.same
     names = _nodes_of(last)
     for node in result.a:

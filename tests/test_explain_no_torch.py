@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from explain_programs import PROGRAMS
 
 import gradtrace
 from gradtrace.explain import explain_error, walkthrough_of
@@ -23,39 +24,6 @@ from gradtrace.render import film, trace_html, trace_text
 from gradtrace.render.json import TraceFormatError, trace_from_json, trace_json
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-
-PROGRAMS = {
-    "lesson01": """\
-import torch
-x = torch.tensor(42., requires_grad=True)
-x2 = x ** 2
-x3 = x ** 3
-f = x2 + x3
-f.backward()
-""",
-    "mlp": """\
-import torch
-torch.manual_seed(0)
-net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
-xs = torch.randn(2, 3)
-loss = net(xs).sigmoid().pow(2).mean()
-loss.backward()
-""",
-    "one_statement": """\
-import torch
-a = torch.tensor([1.5, -2., 0.25], requires_grad=True)
-b = torch.tensor([0.5, 3., -1.], requires_grad=True)
-out = ((a * b).exp() + a / b - b.cos()).sum()
-out.backward()
-""",
-    "stale": """\
-import torch
-a = torch.tensor([1., 2.], requires_grad=True) * 1
-b = a * a
-a.add_(1)
-b.sum().backward()
-""",
-}
 
 CHILD = r"""
 import json, sys
@@ -86,7 +54,7 @@ def _views(trace: Trace) -> dict:
 
 @pytest.fixture(scope="module")
 def traces() -> dict[str, Trace]:
-    return {name: gradtrace.trace_code(src, {}, raise_errors=False) for name, src in PROGRAMS.items()}
+    return {name: gradtrace.trace_code(p.source, {}, raise_errors=False) for name, p in PROGRAMS.items()}
 
 
 def test_views_with_torch_not_importable_equal_the_originals(traces):

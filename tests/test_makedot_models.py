@@ -31,12 +31,6 @@ _STATEMENT = re.compile(r'^\t(?P<tail>[^\s\[]+)(?: -> (?P<head>[^\s\[]+))?'
                         r'(?: \[(?P<attrs>(?:"(?:\\.|[^"\\])*"|[^\]"])*)\])?$', re.M | re.S)
 _ATTR = re.compile(r'(\w+)=("(?:\\.|[^"\\])*"|[^\s"]+)')
 
-#: A tensor saved as an input by two nodes (one unpacked object) is one box in torchviz and two in make_dot:
-#: ResNet's downsample and first convolution both save the block's input.
-SHARED_SAVED = pytest.mark.xfail(strict=True, reason="make_dot draws a tensor saved by two nodes as two boxes, "
-                                 "torchviz as one")
-
-
 class Graph:
     """The nodes (with their final attributes, later statements overriding as in ``dot``) and the arrows."""
 
@@ -109,12 +103,41 @@ def test_the_comparison_sees_one_label_and_one_arrow_changed():
         same_graph(make_dot(u).source, torchviz.make_dot(y).source)
 
 
-@SHARED_SAVED
 def test_a_tensor_saved_by_two_nodes_is_one_box_as_in_torchviz():
     x = torch.randn(2, 3, requires_grad=True)
     w1, w2 = torch.randn(3, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)
     h = x.exp()
     y = (torch.mm(h, w1) + torch.mm(h, w2)).sum()  # both MmBackward0 save h as "self"
+    same_graph(make_dot(y, show_saved=True).source, torchviz.make_dot(y, show_saved=True).source)
+
+
+class _Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def _shared_saved_graphs() -> dict[str, torch.Tensor]:
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, requires_grad=True)
+    w1, w2 = torch.randn(3, 3, requires_grad=True), torch.randn(2, 4, requires_grad=True)
+    h = x.exp()
+    return {
+        "two names": (torch.mm(h, w1).sum() + torch.mm(w2.t(), h).sum()),  # saved as "self", then as "mat2"
+        "one node twice": (h * h).sum(),  # MulBackward0 saves h as "self" and as "other"
+        "custom and built-in": (_Scale.apply(h) * h.cos()).sum(),  # ctx.save_for_backward and CosBackward0
+        "names, reversed": (torch.mm(w2.t(), h).sum() + torch.mm(h, w1).sum()),
+    }
+
+
+@pytest.mark.parametrize("graph", ["two names", "one node twice", "custom and built-in", "names, reversed"])
+def test_a_tensor_saved_under_several_names_is_labelled_as_in_torchviz(graph):
+    y = _shared_saved_graphs()[graph]
     same_graph(make_dot(y, show_saved=True).source, torchviz.make_dot(y, show_saved=True).source)
 
 
@@ -178,10 +201,8 @@ def model_loss(request: pytest.FixtureRequest) -> tuple[str, torch.nn.Module, to
 
 
 @pytest.mark.parametrize("kw", [{}, {"show_saved": True}], ids=["default", "show_saved"])
-def test_real_model_has_torchviz_nodes_and_edges(request, model_loss, kw):
+def test_real_model_has_torchviz_nodes_and_edges(model_loss, kw):
     name, model, loss = model_loss
-    if kw and name in ("resnet18", "resnet50"):
-        request.applymarker(SHARED_SAVED)
     params = dict(model.named_parameters())
     ours = make_dot(loss, params, **kw).source
     theirs = torchviz.make_dot(loss, params, **kw).source

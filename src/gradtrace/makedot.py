@@ -8,9 +8,11 @@ also works where torchviz fails:
 * after ``backward()``: saved tensors that the backward pass freed are drawn as
   ``freed`` boxes (torchviz raises with ``show_saved=True``);
 * on graphs 100,000 operations deep (torchviz recurses once per node);
-* node names are ids given in the order a :func:`gradtrace.snapshot` gives
-  them (``t1``, ``n1``, ...), so the same program gives the same DOT source
-  every run (torchviz uses ``id()``).
+* node names are ids given in the order a walk from the output meets them
+  (``t1``, ``n1``, ...), so the same program gives the same DOT source
+  every run (torchviz uses ``id()``);
+* a tensor that several nodes saved is one box with an arrow from each, as in
+  torchviz (which keys it by the unpacked object's ``id()``).
 
 It walks ``next_functions`` once, without recursion, and writes the DOT lines
 directly; saved values and attributes are read only when ``show_saved`` or
@@ -136,6 +138,11 @@ class _Writer:
         self.outputs: set[str] = set()
         self.drawn: set[str] = set()
         self.lines: list[str] = []
+        #: id(unpacked saved tensor) -> its box: a tensor saved by several nodes is one box, as in torchviz
+        self.shared: dict[int, str] = {}
+        self.unpacked: list[Any] = []  # the tensors whose id() is a key above
+        #: box -> (its line in ``lines``, its shape, [(node record, value's index, label)] of the nodes saving it)
+        self.writers: dict[str, tuple[int, str, list[tuple[_Node, int, str]]]] = {}
 
     # ids ----------------------------------------------------------------
     def tid(self, t: Any) -> str | None:
@@ -165,7 +172,7 @@ class _Writer:
         return k
 
     def walk(self, root: Any, out: Any) -> None:
-        """Give every node reachable from ``root`` not met before an id, in the order a snapshot does."""
+        """Give every node reachable from ``root`` not met before an id, in the order a walk from the output meets."""
         if root is None:
             return
         by_obj, acc, kinds = self.by_obj, self.acc, self.kinds
@@ -203,7 +210,7 @@ class _Writer:
             new[0].out = out
 
     def bases(self, bindings: Mapping[str, str]) -> None:
-        """Ids for the bases of named views, given as a snapshot gives them (last name first)."""
+        """Ids for the bases of named views (last name first)."""
         seen: set[str] = set()
         for tid in reversed(list(dict.fromkeys(bindings.values()))):
             if tid in seen:
@@ -283,7 +290,7 @@ class _Writer:
                 continue
             tid = self.tid(data)
             if tid is not None and int(tid[1:]) > rec.known:
-                tid = None  # given an id after this node's walk: a snapshot would not know it
+                tid = None  # given an id after this node's walk (as in the order make_dot always drew)
             if tid is None and rec.out is not None and _same_storage(data, rec.out):
                 tid = self.tid(rec.out)
             out.append((name, tid, data))
@@ -297,18 +304,25 @@ class _Writer:
             custom = name.startswith("saved_tensors[")
             if not (custom or self.show_saved):
                 continue
-            freed = data is None
-            key = tid if tid is not None and tid != out_tid and not freed else f"{rec.nid}_s{k}"
+            if data is None:  # freed: nothing to share
+                key = f"{rec.nid}_s{k}"
+            elif tid is not None and tid != out_tid:
+                key = tid
+            else:  # keyed by the unpacked object, as torchviz keys it (``id()``): one box however many save it
+                key = self.shared.get(id(data)) or self.shared.setdefault(id(data), f"{rec.nid}_s{k}")
+                self.unpacked.append(data)
             if custom:
-                self.saved_box(key, name, data, "")
+                self.saved_box(key, name, data, "", (rec, k))
                 self.lines.append(f"\t{key} -> {rec.nid} [dir=none]\n")
             else:
                 self.lines.append(f"\t{rec.nid} -> {key} [dir=none]\n")
-                self.saved_box(key, name, data, name)
+                self.saved_box(key, name, data, name, (rec, k))
         return values
 
-    def saved_box(self, key: str, name: str, data: Any, label: str) -> None:
+    def saved_box(self, key: str, name: str, data: Any, label: str, writer: tuple[_Node, int]) -> None:
         if key in self.drawn:
+            if key in self.writers:
+                self.writers[key][2].append((*writer, label))
             return
         if data is None:
             self.drawn.add(key)
@@ -326,7 +340,29 @@ class _Writer:
                 self.tensor(key, _COLOURS["saved"], label or self.names.get(key, ""))
             return
         self.drawn.add(key)
-        self.lines.append(f"\t{key} [label={_label(label, _shape(data.shape))} fillcolor={_COLOURS['saved']}]\n")
+        shape = _shape(data.shape)
+        self.writers[key] = (len(self.lines), shape, [(*writer, label)])
+        self.lines.append(f"\t{key} [label={_label(label, shape)} fillcolor={_COLOURS['saved']}]\n")
+
+    def relabel(self, outputs: list[Any]) -> None:
+        """A box saved under different names is labelled as torchviz leaves it: by the last node to draw it.
+
+        torchviz draws a node's ``_saved_*`` values as it enters the node and a custom
+        function's ``saved_tensors`` as it leaves it; the last label written is the one shown.
+        """
+        mixed = {key: w for key, w in self.writers.items() if len({label for _, _, label in w[2]}) > 1}
+        if not mixed:
+            return
+        clock = _torchviz_clock(outputs)
+
+        def when(writer: tuple[_Node, int, str]) -> tuple[int, int]:
+            rec, k, label = writer
+            enter, leave = clock.get(id(rec.node), (0, 0))
+            return (leave if rec.node is not None and hasattr(rec.node, "_forward_cls") and not label else enter, k)
+
+        for key, (at, shape, writers) in mixed.items():
+            label = max(writers, key=when)[2]
+            self.lines[at] = f"\t{key} [label={_label(label, shape)} fillcolor={_COLOURS['saved']}]\n"
 
     def node_label(self, rec: _Node, name: str, saved: list[tuple[str, str | None, Any]]) -> str:
         if not self.show_attrs:
@@ -347,6 +383,42 @@ class _Writer:
         lines = [f"{k.ljust(width)}: {_truncate(v, self.max_attr_chars)}" for k, v in rows.items()]
         rule = "-" * max(len(name), *(len(line) for line in lines))
         return _label(name, rule, *lines)
+
+
+def _torchviz_clock(outputs: list[Any]) -> dict[int, tuple[int, int]]:
+    """id(node) -> (when torchviz's recursive walk enters it, when it leaves it), walked without recursion."""
+    from .tracer.graph import grad_fn_of
+
+    times: dict[int, tuple[int, int]] = {}
+    entered: dict[int, int] = {}
+    keep: list[Any] = []  # the wrappers whose id() is a key above
+    clock = 0
+    met: set[int] = set()
+    for v in outputs:
+        while v is not None and id(v) not in met:  # an output, then its base (a view's) and so on
+            met.add(id(v))
+            fn = grad_fn_of(v)
+            stack: list[tuple[Any, Any]] = [(fn, None)] if fn is not None else []
+            while stack:
+                node, todo = stack[-1]
+                if todo is None:
+                    if id(node) in entered:
+                        stack.pop()
+                        continue
+                    clock += 1
+                    entered[id(node)] = clock
+                    keep.append(node)
+                    todo = iter([u for u, _ in node.next_functions if u is not None])
+                    stack[-1] = (node, todo)
+                nxt = next(todo, None)
+                if nxt is None:
+                    stack.pop()
+                    clock += 1
+                    times[id(node)] = (entered[id(node)], clock)
+                else:
+                    stack.append((nxt, None))
+            v = v._base if v._is_view() else None
+    return times
 
 
 def _freed(node: Any, name: str) -> bool:
@@ -412,6 +484,7 @@ def make_dot(var: Any, params: Any = None, show_attrs: bool = False, show_saved:
         w.outputs.update(drawn_outputs)
         for tid in drawn_outputs:
             w.output(tid)
+        w.relabel(outputs)
     dot = GradGraph(
         node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
                    "height": "0.2", "fontname": FONT},
@@ -431,7 +504,15 @@ def show(var: Any, params: Mapping[str, Any] | None = None) -> Any:
     Returns a :class:`gradtrace.render.graph.Graph`: ``.source`` (DOT), ``.svg()``,
     ``.text`` and ``.save(path)``.
     """
-    from .render.graph import step_graph
-    from .tracer import snapshot
+    from ._gc import paused_gc
 
-    return step_graph(snapshot(var, _param_map(params)))
+    with paused_gc():  # the sketch's many small records are freed before the collector runs again
+        return _show(var, _param_map(params))
+
+
+def _show(var: Any, params: Mapping[str, Any]) -> Any:
+    from .render.graph import step_graph
+    from .tracer.snapshot import Sketch
+
+    sketch = Sketch(var, params)  # names and inputs of every node; the rest only for the nodes drawn
+    return step_graph(sketch.step, fill=sketch.fill)

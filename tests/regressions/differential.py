@@ -170,11 +170,21 @@ def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.device.type == "meta":
         return True
     a, b = a.detach(), b.detach()
-    if a.is_floating_point() or a.is_complex():
-        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(
-            torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
-        )
+    if a.is_complex():
+        a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
+    if a.is_floating_point():
+        nan = torch.isnan(a)
+        if not torch.equal(nan, torch.isnan(b)):
+            return False
+        a, b = a.masked_fill(nan, 0.0), b.masked_fill(nan, 0.0)
+        bits = _BITS.get(a.element_size())
+        if bits is not None and a.layout == torch.strided:  # -0.0 is not 0.0
+            return bool(torch.equal(a.contiguous().view(bits), b.contiguous().view(bits)))
     return bool(torch.equal(a, b))
+
+
+#: an integer type as wide as a float type, to compare floats bit by bit
+_BITS = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _grad(t: torch.Tensor) -> torch.Tensor | None:

@@ -39,7 +39,8 @@ import numpy as np
 import torch
 
 import gradtrace
-from gradtrace.model import Step, Trace
+from gradtrace.model import STALE, NodeInfo, SavedValue, Step, Trace
+from gradtrace.tracer.graph import PACKED
 
 from .differential import Raised, assert_same_exception, attr, same_tensor, version
 
@@ -152,6 +153,9 @@ class Watcher:
         self.globals: dict[str, Any] = {}
         self.calls: dict[types.CodeType, int] = {}
         self.labels: dict[types.FrameType, str] = {}
+        #: compare graphs node by node: reading a saved value runs hooks that pack it (checkpoint,
+        #: saved_tensors_hooks), so programs that install such hooks are left out
+        self.graphs = not any(word in source for word in ("saved_tensors_hooks", "checkpoint"))
 
     def _innermost(self, line: int, col: int | None) -> ast.AST | None:
         best = None
@@ -200,6 +204,8 @@ class Watcher:
             if event == "line":
                 frame.f_trace_opcodes = self._multi(frame.f_lineno)
             stmt = self._stmt_at(frame, frame.f_lineno)
+            if _own_header(stmt, frame.f_code):
+                return self._local  # a function with cells starts on its ``def`` line: not a statement it runs
             if stmt is not None:
                 cur = self.current.get(frame)
                 if cur is not None and cur[0] is stmt and (event == "opcode" or frame.f_lasti > cur[1]
@@ -224,7 +230,15 @@ class Watcher:
         node = cur[0]
         line = getattr(node, "lineno", None) or node.pattern.lineno  # type: ignore[attr-defined]
         name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
-        self.moments.append(Moment(line, name, capture(self.globals, frame, self.labels)))
+        with torch.utils._python_dispatch._disable_current_modes():  # the program's own modes see nothing
+            names, graph = capture(self.globals, frame, self.labels, self.graphs)
+        self.moments.append(Moment(line, name, names, graph))
+
+
+def _own_header(stmt: ast.AST | None, code: types.CodeType) -> bool:
+    """True for the ``def`` statement of the function ``code`` is running (seen from inside it)."""
+    return isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == code.co_name \
+        and _header_lines(stmt)[0] == code.co_firstlineno
 
 
 def _simple(node: ast.AST) -> bool:
@@ -243,6 +257,26 @@ class Seen:
     grad_fn: str | Raised | None
     grad: torch.Tensor | None
     obj_id: int
+    #: the key of its ``grad_fn`` in the moment's graph (None: no grad_fn, or the graph was too large)
+    node: int | None = None
+    #: where its memory is (tensors changed "through a view" share it)
+    storage: int | None = None
+    #: flags as PyTorch has them: is_leaf, retains_grad, is a Parameter, dtype; and the object it is a view of
+    flags: tuple[Any, ...] = ()
+    base: int | None = None
+
+
+@dataclass
+class LiveNode:
+    """One backward node as the watcher saw it: name, inputs, the state of each saved value."""
+
+    name: str
+    inputs: list[tuple[int, int] | None]
+    saved: dict[str, str]
+    variable: int | None = None
+    #: the values of the saved tensors that unpack (alive ones), copied
+    values: dict[str, torch.Tensor] = field(default_factory=dict)
+    versions: dict[str, int | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -250,6 +284,7 @@ class Moment:
     lineno: int
     frame: str
     names: dict[str, Seen] = field(default_factory=dict)
+    graph: dict[int, LiveNode] | None = None
 
 
 def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch.Tensor]]:
@@ -293,11 +328,22 @@ def _seen(t: torch.Tensor) -> Seen:
         return Seen(
             _copy(t), version(t), bool(t.requires_grad),
             fn if fn is None or isinstance(fn, Raised) else fn.name().replace("torch::autograd::", ""),
-            None if g is None else _copy(g), id(t),
+            None if g is None else _copy(g), id(t), storage=_storage(t),
+            flags=(attr(t, "is_leaf"), bool(t.retains_grad), isinstance(t, torch.nn.Parameter),
+                   str(t.dtype).replace("torch.", "")),
+            base=None if t._base is None else id(t._base),
         )
 
 
-def capture(globals_ns: dict[str, Any], frame: types.FrameType, labels: dict[types.FrameType, str]) -> dict[str, Seen]:
+def _storage(t: torch.Tensor) -> int | None:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except Exception:
+        return None
+
+
+def capture(globals_ns: dict[str, Any], frame: types.FrameType, labels: dict[types.FrameType, str],
+            graphs: bool = True) -> tuple[dict[str, Seen], dict[int, LiveNode] | None]:
     named = named_tensors(globals_ns)
     frames = []
     f: types.FrameType | None = frame
@@ -307,7 +353,100 @@ def capture(globals_ns: dict[str, Any], frame: types.FrameType, labels: dict[typ
         f = f.f_back
     for f in reversed(frames):
         named += named_tensors(f.f_locals, labels[f] + ".")
-    return {name: _seen(t) for name, t in named}
+    seen = {name: _seen(t) for name, t in named}
+    graph = _graph([t for _name, t in named], seen.values()) if graphs else None
+    return seen, graph
+
+
+#: graphs larger than this are not compared node by node
+MAX_GRAPH = 400
+_FREED_ERROR = "backward through the graph a second time"
+
+
+def _saved_state(node: Any, name: str) -> tuple[str, torch.Tensor | None, int | None]:
+    """``alive``, ``stale`` or ``freed``, as PyTorch itself tells when the value is unpacked; its values."""
+    base, _, index = name.partition("[")
+    try:
+        if base == "saved_tensors":
+            value = node.saved_tensors[int(index.rstrip("]"))]
+        elif index:
+            raw = getattr(node, "_raw_saved_" + base)[int(index.rstrip("]"))]
+            if raw.data is None:
+                return "freed", None, None
+            value = raw.unpack()
+        else:
+            value = getattr(node, "_saved_" + base)
+    except RuntimeError as e:
+        if STALE_ERROR in str(e):
+            return "stale", None, None
+        if _FREED_ERROR in str(e):
+            return "freed", None, None
+        return "error", None, None
+    if not isinstance(value, torch.Tensor):
+        return "alive", None, None
+    return "alive", _copy(value), version(value)
+
+
+def _saved_names(node: Any) -> list[str]:
+    out: list[str] = []
+    custom = hasattr(node, "_forward_cls")  # a custom Function's saved values are ``saved_tensors[i]``
+    names = [] if custom else dir(node)
+    for n in names:
+        if n.startswith("_raw_saved_"):
+            field_name = n[len("_raw_saved_"):]
+            try:
+                raw = getattr(node, n)
+            except Exception:
+                continue
+            if isinstance(raw, (list, tuple)):
+                out += [f"{field_name}[{i}]" for i in range(len(raw))]
+            else:
+                out.append(field_name)
+    if custom:
+        try:
+            out += [f"saved_tensors[{i}]" for i in range(len(node.saved_tensors))]
+        except RuntimeError:
+            pass  # freed: the trace's own names are checked one by one
+    return out
+
+
+def _graph(tensors: list[torch.Tensor], seen: Any) -> dict[int, LiveNode] | None:
+    """Every node under the named tensors (keyed by ``id`` while all are held), or None when too large."""
+    held: dict[int, Any] = {}
+    out: dict[int, LiveNode] = {}
+    stack = []
+    for t, s in zip(tensors, seen, strict=True):
+        fn = attr(t, "grad_fn")
+        if fn is not None and not isinstance(fn, Raised):
+            s.node = id(fn)
+            stack.append(fn)
+    while stack:
+        node = stack.pop()
+        if id(node) in held:
+            continue
+        held[id(node)] = node
+        if len(held) > MAX_GRAPH:
+            for s in seen:
+                s.node = None
+            return None
+        inputs: list[tuple[int, int] | None] = []
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                inputs.append(None)
+            else:
+                inputs.append((id(nxt), int(nr)))
+                stack.append(nxt)
+        name = node.name().replace("torch::autograd::", "")
+        variable = id(node.variable) if name == "AccumulateGrad" else None
+        out[id(node)] = LiveNode(name, inputs, {}, variable)
+    for key, node in held.items():
+        live = out[key]
+        for n in _saved_names(node):
+            live.saved[n], value, at = _saved_state(node, n)
+            if value is not None:
+                live.values[n] = value
+                live.versions[n] = at
+    return out
 
 
 def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
@@ -398,7 +537,24 @@ def _claim_values(summary: Any, like: torch.Tensor) -> torch.Tensor | None:
     return torch.tensor(values, dtype=like.dtype).reshape(like.shape)
 
 
-def check_steps(trace: Trace, watcher: Watcher) -> None:
+#: a known defect a generated program may show, tolerated where asked (its corpus program is a strict xfail):
+#: a node made by an in-place call that saved the very tensor the call changed (``a.mul_(a)``) shows that
+#: saved value alive, but it was saved before the change (corpus ``inplace_saves_its_target``)
+OWN_TARGET = "an in-place call's node saved its own target"
+
+
+#: a saved value written behind the version counter (``.data``, BatchNorm's running statistics) shows its
+#: old values (corpus ``saved_value_unseen_write``)
+UNSEEN_SAVED = "a saved value written without a version bump"
+#: every known defect class, tolerated in every program but the strict case that shows it
+KNOWN_CLASSES = frozenset({OWN_TARGET, UNSEEN_SAVED})
+
+
+def _own_target(node: NodeInfo, saved: SavedValue) -> bool:
+    return saved.tensor is not None and saved.tensor == node.output and not saved.name.startswith("result")
+
+
+def check_steps(trace: Trace, watcher: Watcher, tolerate: frozenset[str] = frozenset()) -> None:
     """Invariants 3 and 2: the steps are the statements that ran, and each tells the truth."""
     steps = list(trace.steps)
     moments = watcher.moments
@@ -408,7 +564,7 @@ def check_steps(trace: Trace, watcher: Watcher) -> None:
         assert got == want, _first_difference(got, want, steps)
     for step, moment in zip(steps, moments, strict=False):
         assert (step.lineno, step.frame) == (moment.lineno, moment.frame)
-        check_claims(step, moment)
+        check_claims(step, moment, tolerate)
 
 
 def _first_difference(got: list[Any], want: list[Any], steps: list[Step]) -> str:
@@ -419,12 +575,67 @@ def _first_difference(got: list[Any], want: list[Any], steps: list[Step]) -> str
     return f"{len(got)} steps, {len(want)} statements ran\ntrace {got[-5:]}\nplain {want[-5:]}"
 
 
-def check_claims(step: Step, moment: Moment) -> None:
+def check_graph(step: Step, moment: Moment, where: str, tolerate: frozenset[str] = frozenset()) -> None:
+    """The nodes a step shows under its names are PyTorch's: names, inputs, leaves, saved values' states."""
+    graph = moment.graph
+    if graph is None:
+        return
+    leaf_names = {seen.obj_id: name for name, seen in moment.names.items()}
+    todo = []
+    for name, seen in moment.names.items():
+        info = step.tensors[step.bindings[name]]
+        if seen.node is not None and info.grad_fn is not None:
+            todo.append((info.grad_fn, seen.node, name))
+    pairs: dict[str, int] = {}
+    back: dict[int, str] = {}
+    while todo:
+        nid, key, path = todo.pop()
+        if nid in pairs or key in back:
+            assert pairs.get(nid) == key and back.get(key) == nid, \
+                f"{where}: node {nid} (under {path}) is not the node PyTorch has there"
+            continue
+        pairs[nid], back[key] = key, nid
+        assert nid in step.nodes, f"{where}: node {nid} under {path} is not shown"
+        shown, live = step.nodes[nid], graph[key]
+        assert shown.name == live.name, f"{where}: {nid} under {path} shown as {shown.name}, PyTorch has {live.name}"
+        assert len(shown.inputs) == len(live.inputs), f"{where}: {nid} ({shown.name}) inputs differ"
+        for i, (edge, there) in enumerate(zip(shown.inputs, live.inputs, strict=True)):
+            assert (edge is None) == (there is None), f"{where}: {nid} ({shown.name}) input {i}: {edge} vs {there}"
+            if edge is not None and there is not None:
+                assert edge.output_nr == there[1], f"{where}: {nid} ({shown.name}) input {i} output_nr"
+                todo.append((edge.node, there[0], f"{path} <- {shown.name}"))
+        if live.variable is not None and live.variable in leaf_names:
+            leaf = step.bindings[leaf_names[live.variable]]
+            assert shown.variable == leaf, f"{where}: {nid} accumulates into {shown.variable}, PyTorch: {leaf}"
+        if any(sv.value is not None and sv.value.text == PACKED for sv in shown.saved):
+            continue
+        by_name = {sv.name: sv for sv in shown.saved}
+        for sname, state in live.saved.items():
+            sv = by_name.get(sname)
+            if OWN_TARGET in tolerate and state == "stale" and sv is not None and _own_target(shown, sv):
+                continue
+            if state == "stale":
+                assert sv is not None and sv.state == STALE, \
+                    f"{where}: {nid} ({shown.name}) saved {sname} is stale, shown as {None if sv is None else sv.state}"
+            elif sv is not None and state != "error":
+                assert sv.state == state, \
+                    f"{where}: {nid} ({shown.name}) saved {sname} is {state}, shown as {sv.state}"
+                now = live.values.get(sname)
+                claimed = None if now is None else _claim_values(sv.value, now)
+                if UNSEEN_SAVED in tolerate and live.versions.get(sname) == sv.version:
+                    continue
+                if claimed is not None and now is not None and state == "alive":
+                    assert same_tensor(claimed, now), \
+                        f"{where}: {nid} ({shown.name}) saved {sname} shown as {sv.value.text}, it is {now}"  # type: ignore
+
+
+def check_claims(step: Step, moment: Moment, tolerate: frozenset[str] = frozenset()) -> None:
     where = f"step {step.index} (line {step.lineno} {step.code!r})"
     names = {n for n in moment.names}
     assert set(step.bindings) == names, \
         f"{where}: names {sorted(set(step.bindings) ^ names)} differ from the program's"
     by_obj: dict[int, str] = {}
+    by_id = {seen.obj_id: step.bindings[name] for name, seen in moment.names.items()}
     for name, seen in moment.names.items():
         tid = step.bindings[name]
         other = by_obj.setdefault(seen.obj_id, tid)
@@ -434,6 +645,12 @@ def check_claims(step: Step, moment: Moment) -> None:
         assert info.version == want_version, f"{where}: {name} version {info.version}, torch says {seen.version}"
         assert tuple(info.shape) == tuple(seen.value.shape), f"{where}: {name} shape"
         assert info.requires_grad == seen.requires_grad, f"{where}: {name}.requires_grad"
+        is_leaf, retains, is_param, dtype = seen.flags
+        assert (info.is_leaf, info.retains_grad, info.is_param, info.dtype) == (is_leaf, retains, is_param, dtype), \
+            f"{where}: {name} shown as leaf/retains_grad/Parameter/dtype " \
+            f"{(info.is_leaf, info.retains_grad, info.is_param, info.dtype)}, PyTorch says {seen.flags}"
+        if seen.base is not None and seen.base in by_id:
+            assert info.base == by_id[seen.base], f"{where}: {name} is a view of {by_id[seen.base]}, shown {info.base}"
         got_fn = None if info.grad_fn is None else step.nodes[info.grad_fn].name
         want_fn = None if isinstance(seen.grad_fn, Raised) else seen.grad_fn
         assert got_fn == want_fn, f"{where}: {name}.grad_fn {got_fn}, torch says {want_fn}"
@@ -449,9 +666,24 @@ def check_claims(step: Step, moment: Moment) -> None:
             if claimed is not None:
                 assert same_tensor(claimed, seen.grad), \
                     f"{where}: {name}.grad shown as {info.grad.text}, it is {seen.grad}"
+    check_graph(step, moment, where, tolerate)
+    check_views(step, moment, where)
 
 
-def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None) -> None:
+def check_views(step: Step, moment: Moment, where: str) -> None:
+    """A tensor said to change "through" another shares its memory with it."""
+    by_tid: dict[str, Seen] = {step.bindings[n]: seen for n, seen in moment.names.items()}
+    for e in step.events:
+        if e.kind != "mutate" or e.via is None:  # type: ignore[attr-defined]
+            continue
+        a, b = by_tid.get(e.tensor), by_tid.get(e.via)  # type: ignore[attr-defined]
+        if a is not None and b is not None and a.storage is not None:
+            assert a.storage == b.storage, \
+                f"{where}: {e.tensor} is said to change through {e.via}, but they share no memory"  # type: ignore
+
+
+def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None,
+                      tolerate: frozenset[str] = frozenset()) -> None:
     """Invariant 4: a step before the failing ``backward()`` predicts it, and none predicts a success.
 
     Each step's predictions name roots; for each step whose next statement calls
@@ -471,6 +703,9 @@ def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None
         for root in calls:
             if root not in before.bindings:
                 continue
+            if failed and OWN_TARGET in tolerate and root not in predicted and any(
+                    _own_target(n, sv) for n in before.nodes.values() for sv in n.saved):
+                continue
             if failed:
                 assert root in predicted, f"step {step.index} {step.code!r} failed on a stale value, no prediction"
             else:
@@ -480,22 +715,30 @@ def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None
 
 
 def _backward_roots(code: str) -> list[str]:
-    """``y`` for a statement ``y.backward(...)`` (the only form whose outcome names a root)."""
+    """The roots a statement's backward calls name: ``y`` for ``y.backward(...)``,
+    ``torch.autograd.backward(y, ...)`` and ``torch.autograd.grad(y, ...)`` (with any arguments:
+    ``inputs=`` and ``autograd.grad`` run only the nodes on the way to their inputs, so a
+    stale value elsewhere must not be predicted to fail them)."""
     try:
         tree = ast.parse(code.strip())
     except SyntaxError:
         return []
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward" \
-                and isinstance(node.func.value, ast.Name) and not node.args and not node.keywords:
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr == "backward" and isinstance(node.func.value, ast.Name) and node.func.value.id != "autograd":
             out.append(node.func.value.id)
+        elif node.func.attr in ("backward", "grad") and ast.unparse(node.func.value) in ("torch.autograd", "autograd") \
+                and node.args and isinstance(node.args[0], ast.Name):
+            out.append(node.args[0].id)
     return out
 
 
 # ------------------------------------------------------------------- all
-def check_fidelity(source: str, max_steps: int = 1000, steps_too: bool = True) -> Trace:
-    """Run ``source`` plain, traced and watched; assert invariants 1-4."""
+def check_fidelity(source: str, max_steps: int = 1000, steps_too: bool = True,
+                   tolerate: frozenset[str] = frozenset()) -> Trace:
+    """Run ``source`` plain, traced and watched; assert invariants 1-4 (``tolerate``: known defects let pass)."""
     plain = _run(source, traced=False, max_steps=max_steps)
     traced = _run(source, traced=True, max_steps=max_steps)
     check_same_run(plain, traced)
@@ -503,6 +746,6 @@ def check_fidelity(source: str, max_steps: int = 1000, steps_too: bool = True) -
     if steps_too:
         watcher, exc = run_watched(source)
         assert_same_exception(plain.exc, exc)
-        check_steps(traced.trace, watcher)
-    check_predictions(source, traced.trace, plain.exc)
+        check_steps(traced.trace, watcher, tolerate)
+    check_predictions(source, traced.trace, plain.exc, tolerate)
     return traced.trace

@@ -166,10 +166,18 @@ _KNOWN = (
 def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None = None) -> ErrorExplanation:
     """Explain an exception or warning from autograd.
 
-    ``exc`` may also be a recorded :class:`~gradtrace.model.Error` or a
-    ``warnings.WarningMessage``. With ``step`` (the Step where it happened, or a
-    whole Trace, whose last step is used), the culprits are named by id.
+    ``exc`` may also be a recorded :class:`~gradtrace.model.Error`, a
+    ``warnings.WarningMessage``, or a whole Trace (the error it stopped on).
+    With ``step`` (the Step where it happened, or a whole Trace, whose last
+    step is used), the culprits are named by id.
     """
+    if isinstance(exc, Trace):  # explain_error(trace): the error the traced run stopped on
+        if exc.error is None:
+            raise ValueError("explain_error(trace): this trace ran to the end without an error; "
+                             "pass an exception, a recorded Error, or a warning to explain")
+        if step is None:
+            step = exc
+        exc = exc.error
     error_type, message = _read(exc)
     trace = step if isinstance(step, Trace) else None
     at = trace.last if trace is not None else step

@@ -311,9 +311,19 @@ def _clamp(e: Env) -> Tensor:
     return where(keep, e.g, 0)
 
 
+def _clamp_range(e: Env) -> str:
+    """``0 ≤ [..] ≤ 3``, or only the bound the call gave (``clamp(min=0)``: ``[..] ≥ 0``)."""
+    lo, hi = e.attr("min"), e.attr("max")
+    if lo is None:
+        return f"{e.fs('self')} ≤ {e.fa('max')}"
+    if hi is None:
+        return f"{e.fs('self')} ≥ {e.fa('min')}"
+    return f"{e.fa('min')} ≤ {e.fs('self')} ≤ {e.fa('max')}"
+
+
 _add("ClampBackward1", "out = clamp(self, min, max)", "1 inside [min, max], 0 where the value was clipped",
      ("self", "∂out/∂self = 1 if min ≤ self ≤ max else 0", "grad where min ≤ self ≤ max, else 0",
-      _clamp, lambda e: f"{e.fg} where {e.fa('min')} ≤ {e.fs('self')} ≤ {e.fa('max')}"))
+      _clamp, lambda e: f"{e.fg} where {_clamp_range(e)}"))
 _add("ClampMinBackward0", "out = max(self, min)", "1 where self ≥ min, 0 where it was clipped",
      ("self", "∂out/∂self = 1 if self ≥ min else 0", "grad where self ≥ min, else 0",
       _clamp, lambda e: f"{e.fg} where {e.fs('self')} ≥ {e.fa('min')}"))

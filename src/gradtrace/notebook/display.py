@@ -54,7 +54,7 @@ def in_kernel() -> bool:
 def _film(trace: Trace, title: str | None = None) -> dict[str, Any]:
     from ..render.film import film
 
-    made = film(trace)
+    made = film(trace, view_bytes=settings.view_bytes)
     if title:
         made["title"] = title
     sheets = made.get("sheets")
@@ -75,7 +75,7 @@ def widget_for(trace: Trace, kind: str | None = None, title: str | None = None,
         return plain_view(trace)
     from .widget import StepperWidget
 
-    return StepperWidget(film if film is not None else _film(trace, title))
+    return StepperWidget(film if film is not None else _film(trace, title), trace=trace)
 
 
 def _widget_bundle(widget: Any) -> dict[str, Any]:

@@ -127,12 +127,22 @@ def QuizBox(question: Any, uid: str = "") -> Any:  # noqa: N802 - a class, made 
     return _widget_class()(question, uid=uid)
 
 
+#: JupyterLab draws a widget output whose model is gone (a reopened notebook whose kernel did not make it)
+#: as the bare words "Error displaying widget: model not found", or "Loading widget..." while no kernel
+#: comes: its widget output (a panel) then holds text only, where a drawn box has elements. The note
+#: beside the box already says what to run, so the output right after the note is hidden while it is a
+#: widget output with no box in it.
+_NO_BOX_STYLE = ("<style>.jp-OutputArea-child:has(.gt-quiz-note) + .jp-OutputArea-child > "
+                 ".jp-OutputArea-output.lm-Panel:not(:has(*)){display:none}</style>")
+
+
 def _question_bundle(question: Any, uid: str, note: str) -> dict[str, str]:
     prompt = html.escape(question.prompt)
     return {
         "text/plain": f"{question.prompt}\n\n{note}",
         "text/html": (f"<pre>{prompt}</pre><p class='gt-quiz-note' data-gt-quiz='{uid}' "
-                      f"style='margin:4px 0;padding:4px 8px;border-left:3px solid #9a3412'>{html.escape(note)}</p>"),
+                      f"style='margin:4px 0;padding:4px 8px;border-left:3px solid #9a3412'>{html.escape(note)}</p>"
+                      f"{_NO_BOX_STYLE}"),
     }
 
 

@@ -21,6 +21,12 @@ Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
 
 Widgets a cell made are closed when the same cell runs again.
 
+``gradtrace.notebook.settings.view_bytes`` caps the bytes of the unfolded pictures of a big
+(folded) graph that a stepper carries, laid out ahead of time so that a click opens them with
+no kernel: ``None`` (default) allows about half the stepper's own size; ``0`` carries none,
+which keeps a saved notebook small. The ``"anywidget"`` stepper asks its kernel to lay out any
+group it does not carry when it is clicked.
+
 The environment variable ``GRADTRACE_WIDGET`` sets the starting value.
 """
 
@@ -39,6 +45,7 @@ class Settings:
 
     def __init__(self) -> None:
         self._widget = "html"
+        self._view_bytes: int | None = None
         wanted = os.environ.get("GRADTRACE_WIDGET", "").strip().lower()
         if wanted:
             try:
@@ -58,8 +65,19 @@ class Settings:
                              "(the GRADTRACE_WIDGET environment variable sets it too)")
         self._widget = kind
 
+    @property
+    def view_bytes(self) -> int | None:
+        return self._view_bytes
+
+    @view_bytes.setter
+    def view_bytes(self, limit: int | None) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValueError("gradtrace.notebook.settings.view_bytes must be None (the default budget) or a "
+                             f"whole number of bytes, 0 or more, not {limit!r}")
+        self._view_bytes = limit
+
     def __repr__(self) -> str:
-        return f"Settings(widget={self._widget!r})"
+        return f"Settings(widget={self._widget!r}, view_bytes={self._view_bytes!r})"
 
 
 settings = Settings()

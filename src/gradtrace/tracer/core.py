@@ -26,6 +26,7 @@ import threading
 import types
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -249,7 +250,7 @@ class Tracer(RunDriver):
                 and not events:
             predictions = prev.predictions
         else:
-            predictions = self._predictions(bindings, scene.nodes)
+            predictions = self._predictions(bindings, scene.nodes, error)
         step = Step(
             index=len(self.steps),
             lineno=stmt.lineno,
@@ -737,7 +738,16 @@ class Tracer(RunDriver):
             out.append(Untracked(tid, reason, shares))
         return out
 
-    def _predictions(self, bindings: dict[str, str], nodes: Mapping[str, NodeInfo]) -> tuple[Prediction, ...]:
+    def _predictions(
+        self, bindings: dict[str, str], nodes: Mapping[str, NodeInfo], error: Error | None = None,
+    ) -> tuple[Prediction, ...]:
+        """Each named root whose ``backward()`` will fail on a stale saved value, and why.
+
+        A call this statement made from such a root that ran without the stale node
+        (``backward(inputs=...)``, ``autograd.grad``) takes back what the steps before it said.
+        """
+        if self.recorder.backwards:
+            self._take_back(error)
         book = self.book
         book.stale = {nid for nid in book.stale if any(s.state == STALE for s in book.nodes[nid].saved)}
         shown = sorted((nid for nid in book.stale if nid in nodes), key=_num)
@@ -764,6 +774,30 @@ class Tracer(RunDriver):
                 )
                 out.append(Prediction(name, nid, s.name, s.tensor, s.saved_version or 0, s.version or 0, message))
         return tuple(out)
+
+    def _take_back(self, error: Error | None) -> None:
+        """Drop the predictions of the steps just before a backward call that ran fine without their node.
+
+        A prediction says ``y.backward()`` will fail; a call from ``y`` that never reaches the
+        stale node (``y.backward(inputs=[b])``, ``torch.autograd.grad(y, [b])``) runs fine, so
+        the steps leading to it must not say it will fail. Only a call watched node by node
+        (its flow lists the nodes that ran) is judged; a call that raised keeps them all.
+        """
+        calls = self.recorder.backwards
+        for i, call in enumerate(calls):
+            if not call.flow or (error is not None and i == len(calls) - 1):
+                continue
+            ran = {f.node for f in call.flow}
+            roots = {tid for tid in map(self.ids.tensor, call.roots) if tid is not None}
+            k = len(self.steps) - 1
+            while k >= 0:
+                step = self.steps[k]
+                keep = tuple(p for p in step.predictions
+                             if p.node in ran or step.bindings.get(p.root) not in roots)
+                if len(keep) == len(step.predictions):
+                    break
+                self.steps[k] = replace(step, predictions=keep)
+                k -= 1
 
 
 # ------------------------------------------------------------------ helpers

@@ -167,6 +167,68 @@ def version_of(t: torch.Tensor) -> int:
         return 0
 
 
+def unseen(ids: Ids, root: Any) -> list[tuple[Any, Any]]:
+    """``(node, next_functions)`` of every node reachable from ``root`` that has no id yet.
+
+    Walked without recursion (graphs can be 100,000 nodes deep), stopping at nodes with an id.
+    """
+    found: list[tuple[Any, Any]] = []
+    met: set[int] = set()  # id() of the wrappers met; ``found`` keeps them alive meanwhile
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in met or ids.node(node) is not None:
+            continue
+        met.add(id(node))
+        nexts = node.next_functions
+        found.append((node, nexts))
+        stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+    return found
+
+
+def sequence_nr(node: Any) -> int:
+    """When PyTorch made ``node`` (grows in creation order, per thread); nodes without one come last."""
+    try:
+        return int(node._sequence_nr())
+    except Exception:
+        return 1 << 64
+
+
+def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``found`` (tuples whose first item is a node) in the order PyTorch made the nodes: how ids are given.
+
+    Nodes go by sequence number; each ``AccumulateGrad`` (it has none) right after the
+    first node that uses it, a node's accumulators last input first (the second item of
+    each tuple is the node's ``next_functions``). A trace walks each call's new nodes as
+    the call returns, a snapshot the whole graph at once: both number nodes alike, so
+    ``explain(root)`` of plain code names nodes as a trace of it does.
+    """
+    plain: list[tuple[Any, ...]] = []
+    accs: dict[int, tuple[Any, ...]] = {}
+    for f in found:
+        if type(f[0]).__name__ == "AccumulateGrad":
+            accs[id(f[0])] = f
+        else:
+            plain.append(f)
+    if len(plain) > 1:
+        plain.sort(key=_sequence_of)  # stable: nodes without a number keep the order they were found in
+    if not accs:
+        return plain
+    out: list[tuple[Any, ...]] = []
+    for f in plain:
+        out.append(f)
+        for nxt, _ in reversed(f[1]):
+            acc = accs.pop(id(nxt), None) if nxt is not None else None
+            if acc is not None:
+                out.append(acc)
+    out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
+    return out
+
+
+def _sequence_of(found: tuple[Any, ...]) -> int:
+    return sequence_nr(found[0])
+
+
 class GraphBook:
     """Every node seen in one trace, as its latest :class:`NodeInfo`."""
 
@@ -253,21 +315,14 @@ class GraphBook:
         if root is None:
             return []
         ids = self.ids
-        nid, is_new = ids.stamp_node(root)
-        if not is_new:
+        if ids.node(root) is not None:
             return []  # seen before, and so is everything it reaches
-        nexts = root.next_functions
-        new: list[tuple[str, Any, Any]] = [(nid, root, nexts)]
-        stack = [nxt for nxt, _ in nexts if nxt is not None]
-        while stack:
-            node = stack.pop()
+        new: list[tuple[str, Any, Any]] = []
+        for node, nexts in creation_order(unseen(ids, root)):
             nid, is_new = ids.stamp_node(node)
-            if not is_new:
-                continue
-            nexts = node.next_functions
-            new.append((nid, node, nexts))
-            stack.extend(nxt for nxt, _ in nexts if nxt is not None)
-        root_id = new[0][0] if new else None
+            if is_new:
+                new.append((nid, node, nexts))
+        root_id = ids.node(root)
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)
@@ -278,12 +333,17 @@ class GraphBook:
         return sorted((nid for nid, _, _ in new), key=_order)
 
     def _info(
-        self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = ""
+        self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = "",
+        known: int | None = None, inputs: tuple[Edge | None, ...] | None = None,
     ) -> NodeInfo:
+        """The node's record. ``known``: tensor ids past ``t<known>`` were given after the node was met
+        (a saved value read later is matched only to tensors that had an id then); ``inputs``: its
+        input edges, when the caller has them."""
         ids = self.ids
-        if nexts is None:
-            nexts = node.next_functions
-        inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
+        if inputs is None:
+            if nexts is None:
+                nexts = node.next_functions
+            inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
         name = node_name(node)
         if name == "AccumulateGrad":
             leaf = ids.stamp(node.variable)[0]
@@ -299,7 +359,7 @@ class GraphBook:
             )
         pairs = read_saved(node, tensor_fields)
         pairs += custom_saved(node) or []
-        saved = tuple(self._saved(nid, sname, data, out) for sname, data in pairs)
+        saved = tuple(self._saved(nid, sname, data, out, known) for sname, data in pairs)
         saved = tuple(_freed_if_gone(node, s) for s in saved)
         # a slot PyTorch never filled (``x * 2`` saves no ``self``) is not a saved value
         saved = tuple(s for s in saved if s.saved_version is not None or s.state == FREED)
@@ -314,10 +374,12 @@ class GraphBook:
             module=module,
         )
 
-    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any) -> SavedValue:
+    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any, known: int | None = None) -> SavedValue:
         if data is None:
             return SavedValue(name=name, tensor=None, value=Summary(text="None"))
         tid = self.ids.tensor(data)
+        if tid is not None and known is not None and _order(tid) > known:
+            tid = None
         if tid is None and out is not None and _same_storage(data, out):
             tid = self.ids.stamp(out)[0]
         version = version_of(data)

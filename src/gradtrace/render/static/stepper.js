@@ -1097,89 +1097,201 @@ function saveStep(film, step, picture, root, kind) {
 // A big graph's film draws modules and repeated runs as single "folded" boxes (class gt-m-folded).
 // Each step maps such a box's element id to a view (film.views[k]: a sheet, a frame and details):
 // that step's picture with this one box unfolded, everything else folded as before, laid out ahead
-// of time (render/film.py). Click or Enter opens it; "fold again" or Esc folds it; the next steps
-// keep it open while they have a view of the same block (its own id, e.g. "mod:model.layer1.0").
-function unfolder(film, steps, onChange) {
+// of time (render/film.py). A view maps the folded groups inside the unfolded one to deeper views
+// the same way (its own `unfold`). Click or Enter opens a group, one level deeper each time; "fold
+// again" or Esc goes back one level; the breadcrumb goes back to any level. The next steps keep the
+// groups open as deep as they have views of the same groups (their own ids, e.g. "mod:model.layer1.0").
+// A group with no view in the page: a widget asks its kernel to lay it out (`ask`); a page says how
+// to see it.
+function unfolder(film, steps, onChange, ask) {
   const views = Array.isArray(film.views) ? film.views : [];
-  let open = null; // the open block's own id
+  let path = []; // the open groups' own ids, outermost first
+  let levels = []; // what is drawn for them at the shown step: [{view, dom, title}]
   let note = null; // [step, words]: a folded box that has no view at this step
+  let busy = null; // [step, words] while the kernel lays a view out
   let reveal = null; // the element to scroll into view once drawn: the unfolded frame, or the box folded again
+  const asked = new Map(); // views the kernel laid out: "step\npath" -> view
   const el = h("div", "gt-unfold gt-off");
   el.setAttribute("aria-live", "polite");
   const words = h("span", "gt-unfold-words");
-  const back = button("fold again", "fold the box again (Esc)", () => close());
-  el.append(words, back);
+  const crumbs = h("nav", "gt-crumbs gt-off");
+  crumbs.setAttribute("aria-label", "unfolded groups: where you are");
+  const back = button("fold again", "fold this group again (Esc)", () => close());
+  el.append(words, crumbs, back);
 
   const folded = (frame, dom) => /\bgt-m-folded\b/.test((frame && frame.classes[dom]) || "");
+  const shortName = (label) => String(label).replace(/ \([^()]*\)$/, "");
+  const key = (i, ids) => `${i}\n${ids.join("\n")}`;
   function blockOf(details, dom) {
     const d = details && details[dom] !== undefined ? film.details[details[dom]] : null;
     return d && d.type === "block" ? d : null;
   }
-  // The view of block `id` at step i (and `title`, when given, must match too) and the box's id, or null.
-  function find(i, id, title) {
-    const step = steps[i] || {};
-    for (const [dom, k] of Object.entries(step.unfold || {})) {
-      const b = blockOf(step.details, dom);
-      if (b && b.id === id && (title === undefined || b.title === title) && views[k]) return { view: views[k], dom };
+  // The folded box of group `id` (and `title`, when given) among `details`: its element id, or null.
+  function boxOf(details, id, title) {
+    for (const dom of Object.keys(details || {})) {
+      const b = blockOf(details, dom);
+      if (b && b.id === id && (title === undefined || b.title === title)) return dom;
     }
     return null;
   }
-  let at = null; // the folded box's id in the step's own picture, while open
-  function close() {
-    if (open === null && note === null) return false;
-    if (open !== null) reveal = at;
-    open = null;
+  // The picture at depth d of the chain `got` (0: the step's own): what opens from it, and its details.
+  function level(i, got, d) {
+    if (d === 0) return { opens: steps[i].unfold || {}, details: steps[i].details, path: [] };
+    const v = got[d - 1].view;
+    return { opens: v.unfold || {}, details: v.details, path: path.slice(0, d) };
+  }
+  // The views of the groups `ids`, opened one inside the other at step i, as deep as the step has them.
+  function chain(i, ids) {
+    const got = [];
+    if (!steps[i]) return got;
+    for (const id of ids) {
+      const at = level(i, got, got.length);
+      const dom = boxOf(at.details, id);
+      if (dom === null) break;
+      const k = (at.opens || {})[dom];
+      const view = k !== undefined && views[k] ? views[k] : asked.get(key(i, [...ids.slice(0, got.length), id]));
+      if (!view) break;
+      got.push({ view, dom, title: view.label });
+    }
+    return got;
+  }
+  function close(all) {
+    if (!path.length && note === null && busy === null) return false;
+    if (levels.length) reveal = levels[all ? 0 : levels.length - 1].dom;
+    path = all ? [] : path.slice(0, Math.max(levels.length - 1, 0));
     note = null;
+    busy = null;
     onChange();
     return true;
+  }
+  function opened(ids) {
+    path = ids;
+    note = null;
+    busy = null;
+    reveal = "gt-unfolded";
+    onChange();
+    back.focus({ preventScroll: true });
+  }
+  // The kernel lays out group `ids` at step i: "laying out…" until it answers, then the view (or why not).
+  function request(i, ids, title) {
+    busy = [i, `Laying out ${title}… (the kernel draws it)`];
+    el.setAttribute("aria-busy", "true");
+    onChange();
+    ask({ kind: "unfold", step: i, path: ids }).then((got) => {
+      el.removeAttribute("aria-busy");
+      if (!busy || busy[0] !== i) return; // the learner moved on
+      busy = null;
+      if (got && got.view) {
+        const where = Array.isArray(got.path) && got.path.length ? got.path : ids;
+        asked.set(key(i, where), adopt(film, got));
+        opened(where);
+      } else {
+        note = [i, `${title}: ${(got && got.error) || "the kernel did not lay it out."}`];
+        onChange();
+      }
+    });
   }
   return {
     el,
     close,
     get open() {
-      return open !== null;
+      return path.length > 0;
     },
-    // The view to draw at step i instead of the folded picture (null: folded); leaving a step without it folds.
+    // The view to draw at step i instead of the folded picture (null: folded); a step without the
+    // deeper views shows the deepest it has.
     view(i) {
-      const found = open === null ? null : find(i, open);
-      if (!found) open = null;
-      at = found ? found.dom : null;
-      return found ? found.view : null;
+      levels = path.length ? chain(i, path) : [];
+      path = path.slice(0, levels.length);
+      return levels.length ? levels[levels.length - 1].view : null;
     },
-    // A click (or Enter) on `dom` at step i, in `frame` (of the view `shown`, or folded): true when it unfolded.
+    // A click (or Enter) on `dom` at step i, in `frame` (of the view `shown`, or folded): true when it unfolded
+    // (or is being laid out).
     pick(i, dom, frame, shown) {
       if (!folded(frame, dom)) return false;
       const block = blockOf(shown ? shown.details : steps[i].details, dom);
       if (!block) return false;
-      const found = find(i, block.id, shown ? block.title : undefined);
-      if (!found) {
-        note = [i, shown ? `${block.title} stays folded in this view; its details are shown.`
-          : `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
-            + "its details are shown instead."];
-        return false;
+      const depth = levels.length;
+      // the picture shown, then the ones it opened from: the deepest that opens this group
+      for (let d = depth; d >= 0; d--) {
+        const at = level(i, levels, d);
+        const box = d === depth ? dom : boxOf(at.details, block.id, block.title);
+        if (box === null) continue;
+        const ids = [...path.slice(0, d), block.id];
+        const k = (at.opens || {})[box];
+        if ((k !== undefined && views[k]) || asked.has(key(i, ids))) {
+          opened(ids);
+          return true;
+        }
       }
-      open = block.id;
-      note = null;
-      reveal = "gt-unfolded";
-      onChange();
-      back.focus({ preventScroll: true });
-      return true;
+      // one of the step's own folded boxes opens from the step's picture; any other from the open groups
+      // (the kernel opens it inside the deepest of them that holds it)
+      const ids = boxOf(steps[i].details, block.id) !== null ? [block.id] : [...path.slice(0, depth), block.id];
+      if (ask) {
+        request(i, ids, block.title);
+        return true;
+      }
+      const target = ids.length > 1 || !block.id.startsWith("mod:") ? `[${ids.map((x) => JSON.stringify(x.replace(/^mod:/, ""))).join(", ")}]`
+        : JSON.stringify(block.id.slice(4));
+      note = [i, `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
+        + "its details are shown instead. To see it unfolded, trace this in a notebook with "
+        + 'gradtrace.notebook.settings.widget = "anywidget" (a click then asks the kernel to lay it out), or draw it: '
+        + `gradtrace.render.step_graph(trace[${steps[i].index}], unfold=${target}).`];
+      return false;
     },
     // The bar above the picture, a tooltip on each folded box and words on its keyboard button.
     show(i, shown, picture, frame, pickEl) {
       if (note && note[0] !== i) note = null;
-      const text = shown ? `Unfolded: ${shown.label}. Everything else is folded as before.` : note ? note[1] : "";
+      if (busy && busy[0] !== i) busy = null;
+      let text = "";
+      if (busy) text = busy[1];
+      else if (note) text = note[1];
+      else if (shown) text = `Unfolded: ${shown.label}. Everything else is folded as before.`;
       words.textContent = esc(text);
       el.classList.toggle("gt-off", !text);
+      el.classList.toggle("gt-busy", !!busy);
       back.classList.toggle("gt-off", !shown);
+      back.title = shown ? `fold ${shortName(shown.label)} again (Esc)` : "fold this group again (Esc)";
+      back.setAttribute("aria-label", back.title);
+      crumbs.textContent = "";
+      crumbs.classList.toggle("gt-off", !shown);
+      if (shown) {
+        const trail = [{ label: "folded picture", depth: 0 }, ...levels.map((l, d) => ({ label: shortName(l.title), depth: d + 1 }))];
+        trail.forEach((c, j) => {
+          if (j) crumbs.append(h("span", "gt-crumb-sep", "›"));
+          if (c.depth === levels.length) {
+            const here = h("span", "gt-crumb gt-crumb-here", esc(c.label));
+            here.setAttribute("aria-current", "location");
+            crumbs.append(here);
+          } else {
+            crumbs.append(button(esc(c.label), c.depth ? `back to ${esc(c.label)} unfolded` : "back to the folded picture",
+              () => {
+                if (levels.length) reveal = levels[c.depth].dom;
+                path = path.slice(0, c.depth);
+                note = null;
+                onChange();
+              }));
+          }
+        });
+      }
       const opens = new Set();
+      const inView = shown ? level(i, levels, levels.length) : null;
       for (const [id, item] of picture.items) {
         if (!folded(frame, id)) continue;
         const tip = item.g.querySelector("title") || item.g.insertBefore(svgEl("title"), item.g.firstChild);
-        const block = shown ? blockOf(shown.details, id) : null;
-        const has = shown ? !!block && !!find(i, block.id, block.title) : (steps[i].unfold || {})[id] !== undefined;
-        if (has) opens.add(id);
-        tip.textContent = has ? "folded: click (or Enter) to unfold" : "folded (no unfolded picture at this step)";
+        let has = false;
+        if (!shown) has = (steps[i].unfold || {})[id] !== undefined;
+        else {
+          const block = blockOf(shown.details, id);
+          has = !!block && ((inView.opens || {})[id] !== undefined
+            || levels.some((_, d) => {
+              const at = level(i, levels, d);
+              const box = boxOf(at.details, block.id, block.title);
+              return box !== null && (at.opens || {})[box] !== undefined;
+            }));
+        }
+        if (has || ask) opens.add(id);
+        tip.textContent = has ? "folded: click (or Enter) to unfold"
+          : ask ? "folded: click (or Enter) to have the kernel unfold it" : "folded (no unfolded picture at this step)";
       }
       const target = reveal && picture.svg ? picture.svg.querySelector(`g[id="${CSS.escape(reveal)}"]`) : null;
       reveal = null;
@@ -1198,6 +1310,25 @@ function unfolder(film, steps, onChange) {
       }
     },
   };
+}
+
+// A view the kernel laid out (render/film.py unfolded_view): its own rows, frames, details and sheet,
+// added to the film's tables with its references moved to where they land. Returns the view.
+function adopt(film, got) {
+  const rows0 = film.rows.length;
+  const details0 = film.details.length;
+  film.rows.push(...got.rows);
+  film.details.push(...got.details);
+  const frame = got.frame;
+  const texts = {};
+  for (const [id, r] of Object.entries(frame.texts || {})) texts[id] = r + rows0;
+  film.frames.push({ visible: frame.visible, classes: frame.classes, texts });
+  Object.assign(film.elements, got.elements || {});
+  if (!Array.isArray(film.sheets) || !film.sheets.length) film.sheets = [film.svg];
+  film.sheets.push(got.sheet);
+  const details = {};
+  for (const [id, d] of Object.entries(got.view.details || {})) details[id] = d + details0;
+  return { sheet: film.sheets.length - 1, frame: film.frames.length - 1, label: got.view.label, details, unfold: {} };
 }
 
 // ------------------------------------------------------------------ the stepper
@@ -1232,14 +1363,15 @@ export function mount(el, film, options = {}) {
     state.selected = null;
     picture.select(null);
     render();
-  });
+  }, typeof options.ask === "function" ? options.ask : null);
   graph.parentNode.insertBefore(unfold.el, graph);
   el.appendChild(v.host);
   controls.slider.max = String(Math.max(n - 1, 0));
   fillStepList(controls.list, steps, kinds);
 
   // a big (folded) trace comes in sheets, one layout for each run of steps
-  const sheets = film.sheets && film.sheets.length ? film.sheets : [film.svg];
+  if (!Array.isArray(film.sheets) || !film.sheets.length) film.sheets = [film.svg];
+  const sheets = film.sheets; // views the kernel lays out later are added to it
   const sheetPictures = new Map();
   function sheetPicture(k) {
     if (!sheetPictures.has(k)) sheetPictures.set(k, makePicture(film, (id, g) => select(id, false, g), sheets[k]));
@@ -1531,16 +1663,59 @@ function sendStep(model, i) {
   }
 }
 
+// How long a widget waits for its kernel to lay out an unfolded view before saying that none answered.
+const ASK_MS = 20000;
+const NO_KERNEL = "no kernel answered (the notebook's kernel is gone, restarted or busy): run this cell again, "
+  + "then click the group again.";
+
+// Questions to the widget's kernel ({kind: "unfold", ...}, see notebook/widget.py), each answered once by
+// a message with the same id; a promise of the answer, or of {error} when no kernel answers in time.
+function asker(model) {
+  let next = 0;
+  const waiting = new Map();
+  const onMsg = (msg) => {
+    const done = msg && msg.kind === "unfolded" ? waiting.get(msg.id) : null;
+    if (done) done(msg);
+  };
+  model.on("msg:custom", onMsg);
+  function ask(content) {
+    const id = `q${++next}`;
+    return new Promise((resolve) => {
+      const finish = (msg) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        resolve(msg);
+      };
+      const timer = setTimeout(() => finish({ error: NO_KERNEL }), ASK_MS);
+      waiting.set(id, finish);
+      try {
+        model.send({ ...content, id });
+      } catch (err) {
+        finish({ error: NO_KERNEL }); // a widget drawn from saved state has no kernel to ask
+      }
+    });
+  }
+  return {
+    ask,
+    destroy() {
+      model.off("msg:custom", onMsg);
+      for (const finish of [...waiting.values()]) finish({ error: NO_KERNEL });
+    },
+  };
+}
+
 // anywidget: the widget's model carries the film under "film", the step under "step".
 function render({ model, el }) {
   const wrap = document.createElement("div");
   wrap.className = "gt-widget";
   el.appendChild(wrap);
+  const kernel = asker(model);
   const options = {
     step: model.get("step") || 0,
     interval: model.get("interval") || 900,
     host: "notebook",
     onStep: (i) => sendStep(model, i),
+    ask: kernel.ask,
   };
   let stepper = mount(wrap, model.get("film") || {}, options);
   const onFilm = () => {
@@ -1562,6 +1737,7 @@ function render({ model, el }) {
     model.off("change:film", onFilm);
     model.off("change:step", onStepFromPython);
     model.off("change:interval", onInterval);
+    kernel.destroy();
     stepper.destroy();
   };
 }

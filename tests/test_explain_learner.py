@@ -1,0 +1,59 @@
+"""Explanations read as a learner reads them: every figure checked against PyTorch run plainly here."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gradtrace
+from gradtrace.explain import explain_error
+
+STALE_TWO = """\
+import torch
+x = torch.tensor([1., 2.], requires_grad=True)
+a = x * 1
+b = x * 2
+c = a * a
+d = b * b
+a.add_(1)
+b.add_(1)
+loss = c.sum()
+loss.backward()
+"""
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(v) for v in text.strip("[]").split(",")]
+
+
+@pytest.mark.parametrize("bounds", [{"min": 0.0}, {"max": 1.5}, {"min": -0.5, "max": 1.5}])
+def test_a_clamp_with_one_bound_names_only_that_bound(bounds):
+    a = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    walk = gradtrace.explain(a.clamp(**bounds).sum())
+    text = walk.to_text()
+    assert "≤ None" not in text and "None ≤" not in text
+    line = next(x for x in text.splitlines() if "where" in x and "→" in x)
+    for bound in bounds.values():
+        assert f"{bound:g}" in line.split("where", 1)[1]
+    expected = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    expected.clamp(**bounds).sum().backward()
+    assert _numbers(line.rsplit("=", 1)[1].strip()) == expected.grad.tolist()
+    assert a.grad.tolist() == expected.grad.tolist()
+
+
+def test_explain_error_of_a_whole_trace_explains_the_error_it_stopped_on():
+    trace = gradtrace.trace_code(STALE_TWO, {}, raise_errors=False)
+    plain: dict = {}
+    with pytest.raises(RuntimeError) as caught:
+        exec(STALE_TWO, plain)
+    assert trace.error is not None and trace.error.message == str(caught.value)
+    whole = explain_error(trace).to_text()
+    assert whole == explain_error(trace.error, trace).to_text()
+    assert "Trace(" not in whole and "a.add_(1)" in whole and "b.add_(1)" not in whole
+
+
+def test_explain_error_of_a_trace_without_error_says_so_in_one_line():
+    trace = gradtrace.trace_code("import torch\nx = torch.ones(2)\n", {})
+    with pytest.raises(ValueError, match="without an error") as caught:
+        explain_error(trace)
+    assert "\n" not in str(caught.value)
