@@ -57,3 +57,14 @@ def test_explain_error_of_a_trace_without_error_says_so_in_one_line():
     with pytest.raises(ValueError, match="without an error") as caught:
         explain_error(trace)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_python_number_times_a_half_precision_gradient_is_figured_as_pytorch_does(dtype):
+    x = torch.tensor([0.1, 0.7, 3.3], dtype=dtype, requires_grad=True)
+    text = gradtrace.explain((x * x * 1.7).exp().sum()).to_text()
+    assert "torch computed" not in text  # the formula's figures and PyTorch's agree
+    e = (torch.tensor([0.1, 0.7, 3.3], dtype=dtype) * torch.tensor([0.1, 0.7, 3.3], dtype=dtype) * 1.7).exp()
+    line = next(x for x in text.splitlines() if "· 1.7 =" in x)
+    shown = torch.tensor(_numbers(line.rsplit("=", 1)[1].strip()), dtype=dtype)
+    assert shown.tolist() == (e * 1.7).tolist()

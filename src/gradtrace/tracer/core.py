@@ -53,13 +53,14 @@ from ..model import (
     Untracked,
 )
 from . import safe
+from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
-from .flow import MAX_WATCHED_CALLS, watched
+from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .quiet import quiet
-from .recorder import BackwardCall, Recorder
+from .recorder import Recorder
 from .scene import Scene, num
 from .statements import Statement, statement_map
 from .summary import summarize
@@ -119,6 +120,7 @@ class Tracer(RunDriver):
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
         self.recorder.watch = self._watch_backward
+        self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
@@ -357,7 +359,22 @@ class Tracer(RunDriver):
                 out.append(t)
                 live.append(ref)
         self.recorder.shared[:] = live
+        self._grads_changed()
         return out
+
+    def _grads_changed(self) -> None:
+        """After ``opt.zero_grad()`` (run with no torch function mode): every shown tensor that had a
+        ``.grad`` may have lost it or had it zeroed; they are read again (flagged)."""
+        rec = self.recorder
+        if not rec.grads_changed:
+            return
+        rec.grads_changed = False
+        obj = self.ids.obj
+        for tid, info in self.scene.tensors.items():
+            if info.grad is not None:
+                t = obj(tid)
+                if t is not None:
+                    rec.flagged.append(t)
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
@@ -567,21 +584,26 @@ class Tracer(RunDriver):
                     sys.settrace(hook)
                 self._undo = None
 
-    def _watch_backward(self, call: BackwardCall, run: Callable[[], Any]) -> Any:
-        """Run the learner's backward call with its nodes watched (see :mod:`.flow`)."""
+    def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
+        """A backward call starts: hooks on its nodes (see :mod:`.backward`); None when not watched."""
         self._watched_calls += 1
         if self._watched_calls > MAX_WATCHED_CALLS:
-            return run()
+            return None
+        collecting = gc.isenabled()
         try:
             with quiet():
+                gc.disable()
                 for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order
                     self.book.walk(grad_fn_of(out), output=out, module=module)
                 fns = [grad_fn_of(r) for r in call.roots]
                 for root, fn in zip(call.roots, fns, strict=True):
                     self.book.walk(fn, output=root)
+                return watch_nodes(fns, self.ids, call.flow)
         except Exception:  # watching is best effort: the call itself must run as written
-            return run()
-        return watched(fns, self.ids, run, call.flow)
+            return None
+        finally:
+            if collecting:
+                gc.enable()
 
     def _backwards(self) -> tuple[list[tuple[Any, list[tuple[str, str]]]], list[Any]]:
         found = []
