@@ -37,8 +37,6 @@ KNOWN = {
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
     "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
                             "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
-    "patched_tensor_methods": "gradtrace's own value reading calls t.detach() through torch.Tensor, so a program's "
-                              "patched Tensor.detach runs 15 times instead of none (summary.py summarize)",
     "out_write_not_view": "an out= write beside an in-place call is told as a change 'through view' of the in-place "
                           "call's tensor (core.py _mutate_events picks via from the statement's in-place calls)",
 }
