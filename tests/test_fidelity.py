@@ -24,10 +24,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "stale_unnamed_saved": "a saved tensor with no id (an object's attribute, a nested list item) is never marked "
-                           "stale (graph.py mark_versions follows saved_by, keyed by tensor id): no prediction",
-    "stale_saved_view_temp": "a temporary view saved by a node shares its named base's version counter; the base's "
-                             "in-place change marks only the base's own saved values stale (graph.py mark_versions)",
     "finalizer_timing": "the name cache (core.py _refresh, _Source.values) keeps a rebound value alive until the next "
                         "snapshot: its __del__ runs inside the snapshot, with grad mode off, and is no step",
     "inplace_saves_its_target": "a node made by an in-place call that saved the tensor the call changes (a.mul_(a)) "

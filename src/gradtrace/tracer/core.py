@@ -56,7 +56,7 @@ from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
 from .flow import MAX_WATCHED_CALLS
-from .graph import GraphBook, grad_fn_of, version_of
+from .graph import GraphBook, grad_fn_of, storage_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .quiet import quiet
@@ -223,6 +223,9 @@ class Tracer(RunDriver):
         mutated, dead = scene.scan()
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
+        if book.untracked and (book.dirty or mutated):  # saved values no id follows, in written storages
+            written = [*book.dirty, *(storage_of(t) for t in map(ids.obj, (m[0] for m in mutated)) if t is not None)]
+            book.check_untracked((grad_fn_of(t) for t in map(ids.obj, bindings.values()) if t is not None), written)
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
         extra = [f.node for call in rec.backwards for f in call.flow[:1]]
         if prev is not None and bindings is prev.bindings and not extra and self._roots_of is bindings:

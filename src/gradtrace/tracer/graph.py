@@ -249,6 +249,10 @@ class GraphBook:
         self.changed: set[str] = set()
         #: nodes that may hold a stale saved value
         self.stale: set[str] = set()
+        #: nodes with an alive saved value that no tensor id follows (an object's attribute, a temporary
+        #: view), by the storage that value lives in: :meth:`mark_versions` never reaches them,
+        #: :meth:`check_untracked` reads their versions when their storage is written
+        self.untracked: dict[int | None, set[str]] = {}
         #: how much work was done: nodes read, summaries made
         self.work: dict[str, int] = {"nodes": 0, "summaries": 0}
         #: summaries made only when read (a one-off picture: most values are never drawn)
@@ -385,6 +389,8 @@ class GraphBook:
         version = version_of(data)
         if tid is not None:
             self.saved_by.setdefault(tid, []).append((nid, name))
+        elif not name.startswith("saved_tensors["):
+            self.untracked.setdefault(storage_of(data), set()).add(nid)
         same = tid is not None and data is self.ids.obj(tid)
         value = self.summary(tid if same else None, data, version)
         return SavedValue(name=name, tensor=tid, value=value, saved_version=version, version=version)
@@ -457,6 +463,64 @@ class GraphBook:
             if any(s.state == STALE for s in saved):
                 self.stale.add(nid)
         return stale
+
+    def check_untracked(self, roots: Iterable[Any], written: Iterable[int | None]) -> list[tuple[str, str]]:
+        """Saved values with no tensor id that went stale: read under the grad_fns ``roots``.
+
+        ``written``: the storages the statement wrote in place. Only the nodes of :attr:`untracked`
+        that saved a value in one of them are read, through their raw saved slots (``_raw_saved_*``:
+        no unpacking, so no version check raises and no learner hook runs); the walk ends once all
+        of them were met.
+        """
+        stale: list[tuple[str, str]] = []
+        want: set[str] = set()
+        for storage in set(written):
+            want |= self.untracked.get(storage, set())
+        if not want:
+            return stale
+        ids = self.ids
+        stack, seen, left = [r for r in roots if r is not None], set(), len(want)
+        while stack and left:
+            node = stack.pop()
+            nid = ids.node(node)
+            if nid is None or nid in seen:
+                continue
+            seen.add(nid)
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+            if nid not in want:
+                continue
+            left -= 1
+            info = self.nodes.get(nid)
+            if info is None or nid in self.packed:
+                self._settled(nid)
+                continue
+            now = dict(read_saved(node, [s.name.split("[", 1)[0] for s in info.saved if s.tensor is None]))
+            saved = []
+            changed = waiting = False
+            for s in info.saved:
+                data = now.get(s.name) if s.tensor is None and s.state == ALIVE else None
+                if data is not None and s.saved_version is not None:
+                    version = version_of(data)
+                    if version != s.saved_version:
+                        s = _with(s, state=STALE, version=version)
+                        stale.append((nid, s.name))
+                        changed = True
+                    else:
+                        waiting = True
+                saved.append(s)
+            if changed:
+                self.nodes[nid] = _with(info, saved=tuple(saved))
+                self.changed.add(nid)
+                self.stale.add(nid)
+            if not waiting:
+                self._settled(nid)  # nothing left alive to go stale
+        return stale
+
+    def _settled(self, nid: str) -> None:
+        for storage, nids in list(self.untracked.items()):
+            nids.discard(nid)
+            if not nids:
+                del self.untracked[storage]
 
 
 def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:
