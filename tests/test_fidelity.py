@@ -28,13 +28,10 @@ KNOWN = {
                         "snapshot: its __del__ runs inside the snapshot, with grad mode off, and is no step",
     "inplace_saves_its_target": "a node made by an in-place call that saved the tensor the call changes (a.mul_(a)) "
                                 "shows it alive (saved versions are read after the call: recorder/graph.py)",
-    "write_then_raise": "as out_write_not_view: cumsum(a.mul_(2), out=c.view(2, 1)) says c changed through a view of a",
     "saved_value_unseen_write": "a saved value written without a version bump (.data, BatchNorm's running stats) "
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
     "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
                             "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
-    "out_write_not_view": "an out= write beside an in-place call is told as a change 'through view' of the in-place "
-                          "call's tensor (core.py _mutate_events picks via from the statement's in-place calls)",
 }
 if choose_line_events(None) == "settrace":
     KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "

@@ -667,18 +667,22 @@ class Tracer(RunDriver):
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
         was_shown = self.scene.before  # each tensor's info at the step before
         direct: dict[str, str] = {}
+        where: dict[str, int | None] = {}  # storage of each tensor changed directly
         for op, target in self.recorder.inplace:
             tid = self.ids.tensor(target)
             if tid is not None:
                 direct.setdefault(tid, op)
+                where.setdefault(tid, storage_of(target))
         out: list[Event] = []
         for tid, v0, v1 in mutated:
             info = tensors.get(tid)
             before = was_shown(tid)
             stale = self._stale(tid, v1)
             via = None
-            if tid not in direct:
-                via = next(iter(direct), None)
+            if tid not in direct:  # changed through a view: one of the calls' tensors sharing its memory
+                t = self.ids.obj(tid)
+                mine = None if t is None else storage_of(t)
+                via = next((d for d in direct if mine is not None and where[d] == mine), None)
             out.append(
                 Mutate(
                     tensor=tid,
