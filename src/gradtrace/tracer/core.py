@@ -46,9 +46,10 @@ from ..model import (
     Trace,
     Untracked,
 )
-from . import events, safe
+from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
+from .events import binding_events, grad_changes, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
@@ -620,7 +621,7 @@ class Tracer(RunDriver):
         frame: types.FrameType | None,
     ) -> list[Event]:
         prev = self.prev.bindings if self.prev is not None else {}
-        return events.binding_events(prev, bindings, olds, news, self.scene.holders, lambda: self._frame_scopes(frame))
+        return binding_events(prev, bindings, olds, news, self.scene.holders, lambda: self._frame_scopes(frame))
 
     def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
         labels = self._labels
@@ -632,7 +633,7 @@ class Tracer(RunDriver):
             tid = self.ids.tensor(target)
             if tid is not None:
                 direct.setdefault(tid, op)
-        return events.mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale)
+        return mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale)
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
         """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""
@@ -647,7 +648,7 @@ class Tracer(RunDriver):
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
         scene = self.scene
-        changes = events.grad_changes((*scene.changed, *scene.added), scene.before, tensors)
+        changes = grad_changes((*scene.changed, *scene.added), scene.before, tensors)
         if not backward_events:
             return [Grad(c) for c in changes]
         out: list[Event] = []
