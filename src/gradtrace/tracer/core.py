@@ -850,6 +850,9 @@ _TREE_FIELDS = operator.itemgetter("_parameters", "_buffers", "_modules")
 _values = dict.values
 
 
+_LISTING_NAMES = ["named_parameters", "named_buffers", "named_modules", "_named_members"]
+
+
 def _listing(cls: type) -> tuple[Any, ...]:
     return (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members)  # type: ignore[attr-defined]
 
@@ -863,12 +866,16 @@ class _ModuleTree:
     ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
     its own way is never cached (:meth:`of` gives None)."""
 
-    __slots__ = ("classes", "fields", "found", "keys", "module", "modules", "name", "types", "values")
+    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "owners", "types",
+                 "values")
 
     def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
         self.module, self.name, self.found = module, name, found
         self.modules: list[Any] = []
         self.classes: list[type] = []
+        #: each class four times, and the four methods that list (the base's: checked when listed)
+        self.owners: list[type] = []
+        self.listing: list[Any] = []
         self.fields: list[Any] = []
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -890,6 +897,8 @@ class _ModuleTree:
             tree.classes = list(dict.fromkeys(map(type, tree.modules)))
             if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
                 return None
+            tree.owners = [c for c in tree.classes for _ in _LISTING_NAMES]
+            tree.listing = list(_MODULE_LISTING) * len(tree.classes)
             tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
             if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
                 return None
@@ -911,7 +920,7 @@ class _ModuleTree:
         values = list(_chain(map(_values, fields)))
         return (type(self.module) is self.classes[0] and _all_is(values, self.values)
                 and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
-                and all(_listing(c) == _MODULE_LISTING for c in self.classes))
+                and _all_is(list(map(getattr, self.owners, _LISTING_NAMES * len(self.classes))), self.listing))
 
 
 _PLAIN_DICTS = (dict, collections.OrderedDict)
