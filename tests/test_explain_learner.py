@@ -57,3 +57,39 @@ def test_explain_error_of_a_trace_without_error_says_so_in_one_line():
     with pytest.raises(ValueError, match="without an error") as caught:
         explain_error(trace)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_python_number_times_a_half_precision_gradient_is_figured_as_pytorch_does(dtype):
+    x = torch.tensor([0.1, 0.7, 3.3], dtype=dtype, requires_grad=True)
+    text = gradtrace.explain((x * x * 1.7).exp().sum()).to_text()
+    assert "torch computed" not in text  # the formula's figures and PyTorch's agree
+    e = (torch.tensor([0.1, 0.7, 3.3], dtype=dtype) * torch.tensor([0.1, 0.7, 3.3], dtype=dtype) * 1.7).exp()
+    line = next(x for x in text.splitlines() if "· 1.7 =" in x)
+    shown = torch.tensor(_numbers(line.rsplit("=", 1)[1].strip()), dtype=dtype)
+    assert shown.tolist() == (e * 1.7).tolist()
+
+
+INPLACE_A = "import torch\nt = torch.tensor([1., 2.], requires_grad=True)\nu = t.exp()\nu.add_(1)\n"
+OUTOFPLACE_B = "import torch\nt = torch.tensor([1., 2.], requires_grad=True)\nu = t.exp() + 1\n"
+
+
+def test_compare_says_which_of_two_same_shaped_graphs_cannot_run_backward():
+    from gradtrace.explain import compare
+
+    def backward_fails(source: str) -> bool:
+        ns: dict = {}
+        exec(source, ns)
+        try:
+            ns["u"].sum().backward()
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            return True
+        return False
+
+    assert backward_fails(INPLACE_A) and not backward_fails(OUTOFPLACE_B)
+    result = compare(INPLACE_A, OUTOFPLACE_B)
+    assert result.same  # the same operations, wired the same way
+    notes = [x for x in result.to_text().splitlines() if x.startswith("  but ")]
+    assert len(notes) == 1 and "in A" in notes[0] and "fails in A, not in B" in notes[0]
+    assert compare(OUTOFPLACE_B, OUTOFPLACE_B).to_text().count("  but ") == 0

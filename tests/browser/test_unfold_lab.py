@@ -154,11 +154,17 @@ def tiny_labels() -> dict[str, str]:
     return out
 
 
-def click_folded(root: Any, prefix: str) -> str:
+def folded_box(root: Any, prefix: str) -> str:
+    """The element id of the folded box drawn whose head begins with ``prefix``."""
     dom = root.evaluate(FOLDED_BOX.replace("([root, prefix])", "(root)").replace("prefix", repr(prefix)))
     assert dom, f"no folded box {prefix!r} drawn"
-    root.locator(f".gt-graph svg g[id='{dom}']").click()
     return str(dom)
+
+
+def click_folded(root: Any, prefix: str) -> str:
+    dom = folded_box(root, prefix)
+    root.locator(f".gt-graph svg g[id='{dom}']").click()
+    return dom
 
 
 def frames_of(page: Any, root: Any, count: int) -> list[str]:
@@ -216,6 +222,20 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         assert frames_of(page, asked, 1) == ["gt-unfolded"]
         page.keyboard.press("Escape")
         frames_of(page, asked, 0)
+        # two groups asked for in a row, at a step where neither was laid out yet: the one asked for last shows
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("(r) => r.dataset.step === '4'", arg=asked.element_handle())
+        asked.evaluate(WATCH_BUSY)
+        both = [folded_box(asked, labels["h.0"]), folded_box(asked, labels["h.1"])]
+        asked.evaluate("""(r, ids) => ids.forEach((id) => r.querySelector(`.gt-graph svg g[id='${id}']`)
+          .dispatchEvent(new MouseEvent('click', { bubbles: true })))""", both)  # the second before any answer
+        assert frames_of(page, asked, 1) == ["gt-unfolded"]
+        page.wait_for_timeout(1500)  # the first answer has come too by now
+        assert asked.locator(".gt-unfold-words").inner_text().startswith(f"Unfolded: {labels['h.1']}")
+        assert f"Laying out {labels['h.1']}" in asked.evaluate("(r) => r.dataset.sawBusy")
+        page.keyboard.press("Escape")
+        frames_of(page, asked, 0)
+        page.keyboard.press("End")
         # 3. the kernel is gone: the stepper says so plainly
         stop_kernels(lab)
         asked.locator(".gt-status").click()

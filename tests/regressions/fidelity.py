@@ -29,6 +29,7 @@ import ast
 import contextlib
 import io
 import random
+import re
 import sys
 import types
 import warnings
@@ -708,6 +709,12 @@ def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None
                 continue
             if failed:
                 assert root in predicted, f"step {step.index} {step.code!r} failed on a stale value, no prediction"
+                said = re.search(r"is at version (\d+); expected version (\d+)", err.message)  # type: ignore
+                if said is not None:  # the versions PyTorch names are those of one predicted saved value
+                    now, then = int(said.group(1)), int(said.group(2))
+                    told = {(p.saved_version, p.version) for p in before.predictions if p.root == root}
+                    assert (then, now) in told, \
+                        f"step {step.index}: PyTorch says version {now}, expected {then}; predicted {sorted(told)}"
             else:
                 assert root not in predicted, \
                     f"step {step.index} {step.code!r} ran fine, but step {before.index} predicted failure"

@@ -13,7 +13,7 @@ import ast
 from typing import Any
 
 from ..model import FREED, STALE, NodeInfo
-from ._arith import Arr
+from ._arith import REDUCED, Arr, rounder
 from ._numbers import MAX_ELEMENTS, fmt_number, fmt_values
 
 #: Saved values that hold positions, not numbers: kept as integers.
@@ -84,6 +84,10 @@ class Env:
         return self._scalar_tensor(entry.value.values, name)
 
     def _scalar_tensor(self, values: Any, name: str) -> Arr:
+        if self.dtype in REDUCED and isinstance(values, float) and rounder(self.dtype)(values) != values:
+            # a Python number (``x * 1.7``) that the half-precision gradient meets: PyTorch's CPU kernels
+            # read it in float32 and round only the product, so it keeps float32 precision here too
+            return Arr([rounder("float32")(values)], (), self.dtype)
         t = Arr.of(values, self.dtype)
         if name.split("[")[0] not in INDEX_NAMES and not t.is_floating_point() and t.dtype != "bool":
             t = t.to(self.g.dtype)

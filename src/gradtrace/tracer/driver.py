@@ -42,11 +42,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from ..model import Error, Step, Trace
 from . import safe
-from .recorder import Recorder
+from .backward import BACKWARD_CODES
+from .recorder import Recorder, grads_may_change, needs_mode, needs_mode_now
 from .stack import ensure_deep_stack
 from .statements import Statement, Statements
 
@@ -64,6 +63,7 @@ _TOOL_IDS = (3, 4, 5, 2, 1, 0)
 _CO_OPTIMIZED = 0x1
 _DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
+_BACKWARD_KIND = BACKWARD_CODES
 
 _last_trace: list[Trace] = []
 
@@ -91,6 +91,8 @@ class _Pending:
     stmt: Statement
     lasti: int
     error: Error | None = None
+    #: True while this statement runs with the recorder's torch function mode pushed
+    mode: bool = False
 
 
 #: the drivers running now, innermost last: a run started inside another pauses the outer one
@@ -128,6 +130,8 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         self._mode_on = False
+        #: statement -> whether its text asks for the torch function mode; whether it may change grads
+        self._needs: dict[Statement, tuple[bool, bool]] = {}
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
         self._labels: dict[types.FrameType, str] = {}
@@ -160,7 +164,7 @@ class RunDriver:
                 self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
-        self._thread = _get_ident()
+        self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
             outer._paused += 1
@@ -216,7 +220,6 @@ class RunDriver:
         return trace
 
     def _start_mode(self) -> None:
-        self.recorder.__enter__()
         self.recorder.watch_modules()
         self._mode_on = True
         if self.capped:  # the baseline snapshot failed: run plainly, counting
@@ -261,10 +264,8 @@ class RunDriver:
 
     def _stop_mode(self) -> None:
         self.recorder.active = False
-        self.recorder.unwatch_modules()
-        if self._mode_on:
-            self._mode_on = False
-            _remove_mode(self.recorder)
+        self.recorder.unwatch_modules()  # also takes the torch function mode off, if on
+        self._mode_on = False
 
     def _traced(self, frame: types.FrameType) -> bool:
         code = frame.f_code
@@ -284,12 +285,24 @@ class RunDriver:
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "call" and not self._paused:
             try:
+                kind = _BACKWARD_KIND.get(frame.f_code)
+                if kind is not None:
+                    return self._backward_local if self.recorder.begin_backward(frame, kind) else None
                 if self._traced(frame):
                     self._enter_frame(frame)
                     return self._local
             except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
                 self._internal_failure(exc)
         return None
+
+    def _backward_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        """The trace function of a backward call's frame: its end ends the watch."""
+        if event == "return":
+            try:
+                self.recorder.end_backward(frame)
+            except Exception as exc:
+                self._internal_failure(exc)
+        return self._backward_local
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         try:
@@ -356,7 +369,21 @@ class RunDriver:
             return
         if pending is not None:
             self._finish(frame)
-        self.pending[frame] = _Pending(stmt, lasti)
+        self._begin(frame, stmt, lasti)
+
+    def _begin(self, frame: types.FrameType, stmt: Statement, lasti: int) -> None:
+        """A statement starts: with the torch function mode on when its text or the state asks for it."""
+        need = self._needs.get(stmt)
+        if need is None:
+            need = self._needs[stmt] = (needs_mode(stmt.code), grads_may_change(stmt.code))
+        pending = self.pending[frame] = _Pending(stmt, lasti)
+        if self.capped:
+            return
+        if need[0] or needs_mode_now():
+            pending.mode = True
+            self.recorder.mode_on()
+        if need[1]:
+            self.recorder.grads_changed = True
 
     def _opcode(self, frame: types.FrameType) -> None:
         """An instruction on a line shared by several statements: a new step when it starts another."""
@@ -374,7 +401,7 @@ class RunDriver:
             return
         if pending is not None:
             self._finish(frame)
-        self.pending[frame] = _Pending(stmt, frame.f_lasti)
+        self._begin(frame, stmt, frame.f_lasti)
 
     def _exception(self, frame: types.FrameType, exc: BaseException) -> None:
         if any(exc is e for e in self._seen_exc):
@@ -388,6 +415,8 @@ class RunDriver:
         pending = self.pending.pop(frame, None)
         if pending is None:
             return
+        if pending.mode:
+            self.recorder.mode_off()
         if self.capped:
             self.unrecorded += 1
             return
@@ -435,6 +464,8 @@ class RunDriver:
             for event, callback in callbacks.items():
                 mon.register_callback(tool, event, callback)
             self._start_mode()
+            for code in _BACKWARD_KIND:  # a backward call's end (its start is a global PY_START)
+                mon.set_local_events(tool, code, ev.PY_RETURN)
             mon.set_events(tool, ev.PY_START | ev.PY_RESUME | ev.PY_THROW | ev.PY_UNWIND | ev.RAISE)
             try:
                 call()
@@ -445,7 +476,7 @@ class RunDriver:
                 for event in callbacks:
                     mon.register_callback(tool, event, None)
                 mon.set_events(tool, 0)
-                for code in self._codes:
+                for code in [*self._codes, *_BACKWARD_KIND]:
                     mon.set_local_events(tool, code, 0)
             finally:
                 mon.free_tool_id(tool)
@@ -479,6 +510,14 @@ class RunDriver:
 
     def _mon_start(self, code: types.CodeType, offset: int) -> Any:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
+        kind = _BACKWARD_KIND.get(code)
+        if kind is not None:
+            if not self._paused and _get_ident() == self._thread:
+                try:
+                    self.recorder.begin_backward(sys._getframe(1), kind)
+                except Exception as exc:
+                    self._internal_failure(exc)
+            return None
         watched = self._codes.get(code)
         if watched is None:
             if code.co_filename != self.filename or (
@@ -521,7 +560,15 @@ class RunDriver:
         frame = sys._getframe(1)
         if self._frames.pop(frame, None) is not None:
             self._left(frame)
+        elif code in _BACKWARD_KIND:
+            self._backward_left(frame)
         return None
+
+    def _backward_left(self, frame: types.FrameType) -> None:
+        try:
+            self.recorder.end_backward(frame)
+        except Exception as exc:
+            self._internal_failure(exc)
 
     def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """A frame left by an exception (a global event: any code's)."""
@@ -529,6 +576,8 @@ class RunDriver:
             frame = sys._getframe(1)
             if self._frames.pop(frame, None) is not None:
                 self._left(frame)
+        elif code in _BACKWARD_KIND:
+            self._backward_left(sys._getframe(1))
         return None
 
     def _left(self, frame: types.FrameType) -> None:
@@ -549,7 +598,10 @@ class RunDriver:
         return None
 
     def _mon_line(self, code: types.CodeType, line: int) -> Any:
-        frame = sys._getframe(1)
+        return self._line_heard(sys._getframe(1))
+
+    def _line_heard(self, frame: types.FrameType) -> Any:
+        """A line event (or a backward jump within one line) in ``frame``, when it is one of ours."""
         if frame in self._frames:
             try:
                 self._line(frame)
@@ -564,13 +616,7 @@ class RunDriver:
         lines = self._lines(code)
         if lines.get(target) != lines.get(source):
             return _DISABLE  # the line event at the target tells
-        frame = sys._getframe(1)
-        if frame in self._frames:
-            try:
-                self._line(frame)
-            except Exception as exc:
-                self._internal_failure(exc)
-        return None
+        return self._line_heard(sys._getframe(1))
 
     def _mon_instruction(self, code: types.CodeType, offset: int) -> Any:
         line = self._lines(code).get(offset)
@@ -589,20 +635,6 @@ class RunDriver:
 def _module_level(frame: types.FrameType) -> bool:
     """True for a module's (or ``exec``'d source's) frame; a function's frame is never one."""
     return not frame.f_code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals
-
-
-def _remove_mode(mode: Any) -> None:
-    """Take ``mode`` off the torch function mode stack; modes the learner pushed above it stay."""
-    above = []
-    try:
-        while torch._C._len_torch_function_stack() > 0:
-            top = torch._C._pop_torch_function_stack()
-            if top is mode:
-                break
-            above.append(top)
-    finally:
-        for m in reversed(above):
-            torch._C._push_on_torch_function_stack(m)
 
 
 def _lineno_in(exc: BaseException, filename: str) -> int | None:

@@ -1,27 +1,38 @@
-"""Watching torch calls while a statement runs (tracer layer).
+"""Watching what a statement does to tensors (tracer layer).
 
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
-A :class:`torch.overrides.TorchFunctionMode` sees every torch call with its
-inputs and output (the output's ``grad_fn`` is already set). The recorder keeps,
-for the statement being run, the outputs that carry a new node (in creation
-order), the in-place calls, the tensors made outside the graph, and each
-``backward()``/``autograd.grad`` call. It passes every call through unchanged.
+Most statements run with no torch function mode at all: the recorder hears
+``backward()``/``autograd.grad`` from the run driver (their code objects' frames
+start and end, see :mod:`.backward`), and each module's forward through global
+module hooks (the outputs and their nodes, the module path, in-place changes of
+its inputs, its buffers). New nodes of plain calls are found from the names at
+the statement's end.
+
+A statement whose text can change a value its own calls saved, or write behind
+the version counter (``x.exp().add_(1)``, ``out=``, ``inplace=True``, ``+=``,
+``t[i] = ...``, ``t.grad = ...``, ``t.numpy()``, ``detach``), or one that starts
+under ``no_grad``/``inference_mode``/saved-tensor hooks, runs with the recorder
+pushed as a :class:`torch.overrides.TorchFunctionMode` (:func:`needs_mode`): it
+sees every torch call with its inputs and output and keeps, in creation order,
+the outputs that carry a new node, the in-place calls, the tensors made outside
+the graph. It passes every call through unchanged.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..model import Flow
+from .backward import BACKWARD_CODES, BackwardCall, backward_call
 from .graph import grad_fn_of, version_of
 
 _INPLACE_DUNDER = frozenset(
@@ -34,16 +45,8 @@ _PASS = frozenset({"__get__", "__set__", "__delete__", "_set_grad_enabled", "__r
 _FLAGS = frozenset({"__set__", "__delete__", "retain_grad"})
 
 
-@dataclass
-class BackwardCall:
-    """One backward()/autograd.backward/autograd.grad call, as made."""
-
-    call: str
-    roots: list[torch.Tensor]
-    gradient: Any
-    retain_graph: bool
-    create_graph: bool
-    flow: list[Flow] = field(default_factory=list)
+def _is_backward(func: Any) -> bool:
+    return getattr(func, "__code__", None) in BACKWARD_CODES
 
 
 def _inplace_name(name: str) -> bool:
@@ -65,9 +68,8 @@ def _as_list(x: Any) -> list[torch.Tensor]:
 
 
 _FunctionType = types.FunctionType
-_BACKWARD = torch.Tensor.backward
-_AUTOGRAD_BACKWARD = torch.autograd.backward
-_AUTOGRAD_GRAD = torch.autograd.grad
+_get_ident = threading.get_ident
+_NormBase = torch.nn.modules.batchnorm._NormBase
 _DISPATCHER = torch.overrides.handle_torch_function.__code__
 _ORIGINALS: dict[types.CodeType, Any] = {}
 
@@ -125,27 +127,6 @@ def _tensor_method(func: Any) -> Any:
     return func
 
 
-def _backward_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> BackwardCall | None:
-    if func is _BACKWARD:
-        create = bool(_arg(args, kwargs, 3, "create_graph", False))
-        retain = _arg(args, kwargs, 2, "retain_graph", None)
-        return BackwardCall("backward", _as_list(args[0] if args else kwargs.get("self")),
-                            _arg(args, kwargs, 1, "gradient"), create if retain is None else bool(retain), create)
-    if func is _AUTOGRAD_BACKWARD:
-        create = bool(_arg(args, kwargs, 3, "create_graph", False))
-        retain = _arg(args, kwargs, 2, "retain_graph", None)
-        return BackwardCall("autograd.backward", _as_list(_arg(args, kwargs, 0, "tensors")),
-                            _arg(args, kwargs, 1, "grad_tensors"), create if retain is None else bool(retain),
-                            create)
-    if func is _AUTOGRAD_GRAD:
-        create = bool(_arg(args, kwargs, 4, "create_graph", False))
-        retain = _arg(args, kwargs, 3, "retain_graph", None)
-        return BackwardCall("autograd.grad", _as_list(_arg(args, kwargs, 0, "outputs")),
-                            _arg(args, kwargs, 2, "grad_outputs"), create if retain is None else bool(retain),
-                            create)
-    return None
-
-
 def _template() -> types.CodeType:
     ns: dict[str, Any] = {}
     exec(compile("def _t(f, a, k):\n    return f(*a, **k)\n", "<gradtrace>", "exec"), ns)
@@ -194,6 +175,61 @@ class _AsCaller:
             raise
 
 
+#: statement text that can change, in the same statement, a value its own calls saved, write
+#: behind the version counter, set flags or ``.grad``, cut outputs from the graph, or pack
+#: saved values: such a statement runs with the recorder pushed as a torch function mode
+_NEEDS_MODE = re.compile(
+    r"(?<!\w)(?!_)\w*[A-Za-z0-9]_\s*\("  # an in-place call: x.add_(1), torch.relu_(x), init.normal_(w)
+    r"|\binplace\b|[(,]\s*out\s*="  # inplace=True, out=
+    r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # x += 1
+    r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
+    r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
+    r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
+    r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
+)
+
+
+def needs_mode(code: str) -> bool:
+    """True when a statement with this text must run with the recorder's torch function mode on."""
+    return _NEEDS_MODE.search(code) is not None
+
+
+#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``)
+_GRADS = re.compile(r"zero_grad")
+
+
+def grads_may_change(code: str) -> bool:
+    """True when a statement with this text may change ``.grad`` of tensors it does not name."""
+    return _GRADS.search(code) is not None
+
+
+def needs_mode_now() -> bool:
+    """True when the state a statement starts in asks for the mode: grad off, inference mode,
+    saved-tensor hooks (a node's saved values are then only the learner's to unpack)."""
+    return (not torch.is_grad_enabled() or torch.is_inference_mode_enabled()
+            or torch._C._autograd._top_saved_tensors_default_hooks(False) is not None)
+
+
+def _inplace_op(t: torch.Tensor) -> str:
+    """``add_`` for a tensor whose node is now ``AddBackward0``: the name of the in-place call that made it."""
+    fn = grad_fn_of(t)
+    name = "" if fn is None else type(fn).__name__
+    base = name.split("Backward", 1)[0]
+    if not base or base == name:
+        return "in-place call"
+    return base.lower() + "_"
+
+
+def _tensors(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for t in x if isinstance(t, torch.Tensor)]
+    if isinstance(x, dict):
+        return [t for t in x.values() if isinstance(t, torch.Tensor)]
+    return []
+
+
 class Recorder(TorchFunctionMode):
     """Records what one statement did to tensors; changes nothing."""
 
@@ -201,25 +237,97 @@ class Recorder(TorchFunctionMode):
         super().__init__()
         self._call = _AsCaller()
         self.active = True
+        #: 1 while a backward call (the outermost) runs
         self.in_backward = 0
         self.module_path = module_path or (lambda m: type(m).__name__)
         #: the tracer's own trace function (another one installed is the program's)
         self.ours: Any = None
-        #: called with each output that carries a new node, as soon as the call returns, so
-        #: the node's saved values are read before the same statement changes them
+        #: called with each output that carries a new node, as soon as the call (or the module's
+        #: forward) returns, so the node's saved values are read before a later call changes them
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
-        #: runs a backward call, watching it (set by the tracer); None runs it plainly
-        self.watch: Callable[[BackwardCall, Callable[[], Any]], Any] | None = None
+        #: starts watching a backward call (set by the tracer): what ``unwatch`` gets at its end
+        self.watch: Callable[[BackwardCall], Any] | None = None
+        self.unwatch: Callable[[Any], None] | None = None
+        #: the backward call running: its frame, the call, what ``watch`` gave
+        self._running: tuple[Any, BackwardCall, Any] | None = None
         self._modules: list[torch.nn.Module] = []
+        #: per running module: its tensor arguments and their versions as its forward began
+        self._inputs: list[list[tuple[torch.Tensor, int]]] = []
         self._handles: list[Any] = []
+        #: the thread the run records (module hooks are global: other threads' forward calls are not ours)
+        self.thread = _get_ident()
         #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
         self.shared: list[weakref.ref[torch.Tensor]] = []
         #: called when recording stops for good (the tracer drops what it held for the run)
         self.on_stop: Callable[[], None] | None = None
+        #: > 0 while the recorder is pushed as a torch function mode
+        self.pushed = 0
+        #: how many statements ran with the mode pushed (tests count them)
+        self.mode_statements = 0
         self.clear()
 
+    # ------------------------------------------------- the mode, per statement
+    def mode_on(self) -> None:
+        """Statement by statement: turn the torch function mode on (nested pushes count)."""
+        if self.pushed == 0:
+            torch._C._push_on_torch_function_stack(self)
+        self.pushed += 1
+        self.mode_statements += 1
+
+    def mode_off(self) -> None:
+        if self.pushed == 0:
+            return
+        self.pushed -= 1
+        if self.pushed == 0:
+            _remove_mode(self)
+
+    def mode_off_all(self) -> None:
+        if self.pushed:
+            self.pushed = 0
+            _remove_mode(self)
+
+    # ------------------------------------------------------------ backward
+    def begin_backward(self, frame: Any, kind: str) -> bool:
+        """A backward call's frame starts; True when it is the outermost one (then watched)."""
+        if self._running is not None or not self.active:
+            return False
+        try:
+            call = backward_call(kind, frame.f_locals)
+        except Exception:
+            return False
+        self.in_backward = 1
+        state = None
+        if self.watch is not None:
+            try:
+                state = self.watch(call)
+            except Exception:
+                state = None
+        self._running = (frame, call, state)
+        return True
+
+    def end_backward(self, frame: Any) -> None:
+        """A frame of a backward call's code ends (returns or raises)."""
+        running = self._running
+        if running is None or running[0] is not frame:
+            return
+        self._running = None
+        self.in_backward = 0
+        _frame, call, state = running
+        if state is not None and self.unwatch is not None:
+            self.unwatch(state)
+        if self.active:
+            self.backwards.append(call)
+
+    def end_all(self) -> None:
+        """Recording stops: a backward call still running is no longer watched."""
+        running, self._running = self._running, None
+        self.in_backward = 0
+        if running is not None and running[2] is not None and self.unwatch is not None:
+            self.unwatch(running[2])
+
+    # ------------------------------------------------------------- modules
     def watch_modules(self) -> None:
-        """Note which module's forward is running (global hooks, removed by :meth:`unwatch_modules`)."""
+        """Follow modules' forward calls (global hooks, removed by :meth:`unwatch_modules`)."""
         from torch.nn.modules import module as mod
 
         self._handles = [
@@ -232,15 +340,57 @@ class Recorder(TorchFunctionMode):
             handle.remove()
         self._handles = []
         self._modules = []
+        self._inputs = []
+        self.end_all()
+        self.mode_off_all()
         if self.on_stop is not None:
             self.on_stop()
 
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        if _get_ident() != self.thread:
+            return  # another thread's module: the hooks are global, the recording is the run's thread's
         self._modules.append(module)
+        inputs: list[tuple[torch.Tensor, int]] = []
+        self._inputs.append(inputs)
+        if not self.active or self.in_backward:
+            return
+        try:
+            with torch._C.DisableTorchFunctionSubclass():
+                for a in _tensors(args):
+                    inputs.append((a, version_of(a)))
+                if getattr(module, "inplace", False) is True and self.on_node is not None:
+                    # ReLU(inplace=True) is about to change its input: read what saved it first
+                    path = self.module_path(self._modules[-2]) if len(self._modules) > 1 else ""
+                    for a, _v in inputs:
+                        if grad_fn_of(a) is not None:
+                            self.on_node(a, path)
+        except Exception:  # recording is best effort: the forward runs untouched
+            pass
 
     def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
+        if _get_ident() != self.thread:
+            return
+        inputs = self._inputs.pop() if self._inputs else []
         if self._modules and self._modules[-1] is module:
             self._modules.pop()
+        if not self.active or self.in_backward:
+            return
+        try:
+            with torch._C.DisableTorchFunctionSubclass():
+                for a, v0 in inputs:
+                    if version_of(a) != v0:  # changed in place by the forward (ReLU(inplace=True))
+                        self.inplace.append((_inplace_op(a), a))
+                        self.written.append(a)
+                if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
+                    self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
+                path = self.module_path(module)
+                for o in _tensors(out):
+                    if grad_fn_of(o) is not None:
+                        self.ops.append(("", o, path))
+                        if self.on_node is not None:
+                            self.on_node(o, path)
+        except Exception:
+            pass
 
     def clear(self) -> None:
         #: tensors a call may have written without bumping their version (in-place targets, even
@@ -256,6 +406,8 @@ class Recorder(TorchFunctionMode):
         #: tensors whose flags or ``.grad`` a call may have set without a version bump
         #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
         self.flagged: list[torch.Tensor] = []
+        #: True when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
+        self.grads_changed = False
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
@@ -273,9 +425,8 @@ class Recorder(TorchFunctionMode):
             if name in _FLAGS and args and isinstance(args[0], torch.Tensor):
                 self.flagged.append(args[0])
             return self._call(func, args, kwargs)
-        call = _backward_call(func, args, kwargs)
-        if call is not None:
-            return self._backward(call, func, args, kwargs)
+        if _is_backward(func):  # heard from its frame (see .backward)
+            return self._call(func, args, kwargs)
         before = self._before(name, args, kwargs)
         out = self._call(func, args, kwargs)
         self._after(name, out, args, before)
@@ -290,14 +441,12 @@ class Recorder(TorchFunctionMode):
             name = getattr(func, "__name__", "")
             if self.active and name in _FLAGS and args and isinstance(args[0], torch.Tensor):
                 self.flagged.append(args[0])
-            call = None if not self.active or name in _PASS else _backward_call(func, args, kwargs)
-            before = self._before(name, args, kwargs) if self.active and call is None else None
+            plain = not self.active or name in _PASS or _is_backward(func)
+            before = None if plain else self._before(name, args, kwargs)
         finally:
             sys.settrace(tracer)
-        if not self.active or name in _PASS:
+        if plain:
             return func(*args, **kwargs)
-        if call is not None:
-            return self._backward(call, func, args, kwargs)
         out = func(*args, **kwargs)
         sys.settrace(None)
         try:
@@ -305,16 +454,6 @@ class Recorder(TorchFunctionMode):
         finally:
             sys.settrace(tracer)
         return out
-
-    def _backward(self, call: BackwardCall, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        self.in_backward += 1
-        try:
-            if self.watch is None:
-                return func(*args, **kwargs)
-            return self.watch(call, lambda: func(*args, **kwargs))
-        finally:
-            self.in_backward -= 1
-            self.backwards.append(call)
 
     def _before(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
         """What the call may write, noted before it runs; the version of its first argument."""
@@ -386,3 +525,17 @@ class Recorder(TorchFunctionMode):
             self.untracked.append((out, "inference_mode", None))
         elif not torch.is_grad_enabled():
             self.untracked.append((out, "no_grad", None))
+
+
+def _remove_mode(mode: Any) -> None:
+    """Take ``mode`` off the torch function mode stack; modes the learner pushed above it stay."""
+    above = []
+    try:
+        while torch._C._len_torch_function_stack() > 0:
+            top = torch._C._pop_torch_function_stack()
+            if top is mode:
+                break
+            above.append(top)
+    finally:
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)

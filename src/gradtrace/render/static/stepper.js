@@ -1157,10 +1157,16 @@ function unfolder(film, steps, onChange, ask) {
   }
   function close(all) {
     if (!path.length && note === null && busy === null) return false;
+    if (busy !== null) { // Esc first stops waiting for the kernel (a view it sends later is kept for later)
+      busy = null;
+      note = null;
+      el.removeAttribute("aria-busy");
+      onChange();
+      return true;
+    }
     if (levels.length) reveal = levels[all ? 0 : levels.length - 1].dom;
     path = all ? [] : path.slice(0, Math.max(levels.length - 1, 0));
     note = null;
-    busy = null;
     onChange();
     return true;
   }
@@ -1174,16 +1180,17 @@ function unfolder(film, steps, onChange, ask) {
   }
   // The kernel lays out group `ids` at step i: "laying out…" until it answers, then the view (or why not).
   function request(i, ids, title) {
-    busy = [i, `Laying out ${title}… (the kernel draws it)`];
+    const mine = [i, `Laying out ${title}… (the kernel draws it)`];
+    busy = mine;
     el.setAttribute("aria-busy", "true");
     onChange();
     ask({ kind: "unfold", step: i, path: ids }).then((got) => {
+      const where = got && got.view && Array.isArray(got.path) && got.path.length ? got.path : ids;
+      if (got && got.view && !asked.has(key(i, where))) asked.set(key(i, where), adopt(film, got)); // kept for later
+      if (busy !== mine) return; // the learner moved on, folded it again or asked for another group
       el.removeAttribute("aria-busy");
-      if (!busy || busy[0] !== i) return; // the learner moved on
       busy = null;
       if (got && got.view) {
-        const where = Array.isArray(got.path) && got.path.length ? got.path : ids;
-        asked.set(key(i, where), adopt(film, got));
         opened(where);
       } else {
         note = [i, `${title}: ${(got && got.error) || "the kernel did not lay it out."}`];
@@ -1241,7 +1248,10 @@ function unfolder(film, steps, onChange, ask) {
     // The bar above the picture, a tooltip on each folded box and words on its keyboard button.
     show(i, shown, picture, frame, pickEl) {
       if (note && note[0] !== i) note = null;
-      if (busy && busy[0] !== i) busy = null;
+      if (busy && busy[0] !== i) {
+        busy = null;
+        el.removeAttribute("aria-busy");
+      }
       let text = "";
       if (busy) text = busy[1];
       else if (note) text = note[1];

@@ -1,0 +1,110 @@
+"""Hearing ``backward()`` calls and watching their reverse pass (tracer layer).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+``Tensor.backward``, ``torch.autograd.backward`` and ``torch.autograd.grad`` are
+Python functions. The run driver tells the recorder when a frame of one of their
+code objects starts and when it ends (``sys.settrace``'s call and return events;
+``sys.monitoring``'s PY_START and PY_RETURN/PY_UNWIND on those code objects only),
+so the call runs exactly as the program made it: a program's wrapper of
+``Tensor.backward`` runs once, and nothing stands between the caller and torch.
+The call's arguments are read from the starting frame.
+
+While the outermost such call runs, a pre-hook and a hook sit on every node it can
+reach (:func:`watch_nodes`); they return nothing (gradients pass unchanged: PyTorch's
+results are bit-identical with and without them) and capture only node ids and value
+summaries, never a node or a tensor, so they keep no graph alive. They are removed
+when the call's frame ends, also when it raises.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..model import Flow, Summary
+from .flow import _reachable, _summaries
+from .ids import Ids
+
+#: the code objects whose frames are backward calls, and what each call is named
+BACKWARD_CODES: dict[types.CodeType, str] = {
+    torch.Tensor.backward.__code__: "backward",
+    torch.autograd.backward.__code__: "autograd.backward",
+    torch.autograd.grad.__code__: "autograd.grad",
+}
+
+
+@dataclass
+class BackwardCall:
+    """One backward()/autograd.backward/autograd.grad call, as made."""
+
+    call: str
+    roots: list[torch.Tensor]
+    gradient: Any
+    retain_graph: bool
+    create_graph: bool
+    flow: list[Flow] = field(default_factory=list)
+
+
+def _as_list(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for t in x if isinstance(t, torch.Tensor)]
+    return []
+
+
+def backward_call(kind: str, args: dict[str, Any]) -> BackwardCall:
+    """The call a starting backward frame makes, from its arguments (``frame.f_locals``)."""
+    create = bool(args.get("create_graph", False))
+    retain = args.get("retain_graph")
+    keep = create if retain is None else bool(retain)
+    if kind == "backward":
+        return BackwardCall(kind, _as_list(args.get("self")), args.get("gradient"), keep, create)
+    if kind == "autograd.backward":
+        return BackwardCall(kind, _as_list(args.get("tensors")), args.get("grad_tensors"), keep, create)
+    return BackwardCall(kind, _as_list(args.get("outputs")), args.get("grad_outputs"), keep, create)
+
+
+def watch_nodes(roots: list[Any], ids: Ids, flow: list[Flow]) -> list[Any]:
+    """Put a pre-hook and a hook on every stamped node under ``roots``; their handles.
+
+    The hooks append to ``flow`` in the engine's order. Remove the handles with
+    :func:`unwatch_nodes` once the call ends.
+    """
+    nodes = _reachable(roots, ids)
+    if not nodes:
+        return []
+    entered: dict[str, tuple[Summary | None, ...]] = {}
+    handles: list[Any] = []
+
+    def pre(nid: str) -> Callable[[Any], None]:
+        def hook(grad_outputs: Any) -> None:
+            entered[nid] = _summaries(grad_outputs)
+
+        return hook
+
+    def post(nid: str) -> Callable[[Any, Any], None]:
+        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
+            flow.append(Flow(nid, entered.pop(nid, _summaries(grad_outputs)), _summaries(grad_inputs)))
+
+        return hook
+
+    try:
+        for node, nid in nodes:
+            handles.append(node.register_prehook(pre(nid)))
+            handles.append(node.register_hook(post(nid)))
+    except BaseException:
+        unwatch_nodes(handles)
+        raise
+    return handles
+
+
+def unwatch_nodes(handles: list[Any]) -> None:
+    for handle in handles:
+        handle.remove()
+    handles.clear()
