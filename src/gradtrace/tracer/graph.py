@@ -211,7 +211,11 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         else:
             plain.append(f)
     if len(plain) > 1:
-        plain.sort(key=_sequence_of)  # stable: nodes without a number keep the order they were found in
+        try:
+            numbers = [f[0]._sequence_nr() for f in plain]
+        except Exception:  # a node without one: those keep the order they were found in (a stable sort)
+            numbers = [sequence_nr(f[0]) for f in plain]
+        plain = [plain[i] for i in sorted(range(len(plain)), key=numbers.__getitem__)]
     if not accs:
         return plain
     out: list[tuple[Any, ...]] = []
@@ -223,10 +227,6 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
                 out.append(acc)
     out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
     return out
-
-
-def _sequence_of(found: tuple[Any, ...]) -> int:
-    return sequence_nr(found[0])
 
 
 class GraphBook:
