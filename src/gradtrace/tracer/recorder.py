@@ -358,7 +358,8 @@ class Recorder(TorchFunctionMode):
             with torch._C.DisableTorchFunctionSubclass():
                 for a in _tensors(args):
                     inputs.append((a, version_of(a)))
-                if getattr(module, "inplace", False) is True and self.on_node is not None:
+                # (read from the instance: a Module's __getattr__ costs microseconds when the name is absent)
+                if vars(module).get("inplace") is True and self.on_node is not None:
                     # ReLU(inplace=True) is about to change its input: read what saved it first
                     path = self.module_path(self._modules[-2]) if len(self._modules) > 1 else ""
                     for a, _v in inputs:
