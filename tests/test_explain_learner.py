@@ -68,3 +68,28 @@ def test_a_python_number_times_a_half_precision_gradient_is_figured_as_pytorch_d
     line = next(x for x in text.splitlines() if "· 1.7 =" in x)
     shown = torch.tensor(_numbers(line.rsplit("=", 1)[1].strip()), dtype=dtype)
     assert shown.tolist() == (e * 1.7).tolist()
+
+
+INPLACE_A = "import torch\nt = torch.tensor([1., 2.], requires_grad=True)\nu = t.exp()\nu.add_(1)\n"
+OUTOFPLACE_B = "import torch\nt = torch.tensor([1., 2.], requires_grad=True)\nu = t.exp() + 1\n"
+
+
+def test_compare_says_which_of_two_same_shaped_graphs_cannot_run_backward():
+    from gradtrace.explain import compare
+
+    def backward_fails(source: str) -> bool:
+        ns: dict = {}
+        exec(source, ns)
+        try:
+            ns["u"].sum().backward()
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            return True
+        return False
+
+    assert backward_fails(INPLACE_A) and not backward_fails(OUTOFPLACE_B)
+    result = compare(INPLACE_A, OUTOFPLACE_B)
+    assert result.same  # the same operations, wired the same way
+    notes = [x for x in result.to_text().splitlines() if x.startswith("  but ")]
+    assert len(notes) == 1 and "in A" in notes[0] and "fails in A, not in B" in notes[0]
+    assert compare(OUTOFPLACE_B, OUTOFPLACE_B).to_text().count("  but ") == 0

@@ -14,6 +14,7 @@ import torch
 
 import gradtrace
 from gradtrace.tracer.core import Tracer
+from gradtrace.tracer.layers import Layered
 from gradtrace.tracer.snapshot import snapshot
 
 
@@ -53,6 +54,16 @@ def test_a_chain_walks_each_node_once_in_total():
     # the trace still shows the whole chain at its last step: the work is incremental, not the picture
     assert len(t4.steps[-1].nodes) == 401 and len(t1.steps[-1].nodes) == 101
     _linear(small, big, ["tensors", "nodes", "searched", "scanned", "frames", "book nodes", "book summaries"])
+
+
+def test_recording_a_chain_copies_no_step_whole():
+    (_t1, small, _), (t4, big, _) = _work(CHAIN.format(n=100)), _work(CHAIN.format(n=400))
+    # each step's tensors and nodes are the step before's plus its changes (built when read):
+    # (a few small ones are copied whole); a copy per step would copy about 16x as many entries for 4x the length
+    _linear(small, big, ["copied"])
+    assert sum(isinstance(s.nodes, Layered) and s.nodes.built for s in t4.steps) < 10
+    assert [len(s.nodes) for s in t4.steps[-3:]] == [400, 401, 401]
+    assert list(t4.steps[-1].nodes) == sorted(t4.steps[-1].nodes, key=lambda n: int(n[1:]))
 
 
 def test_a_chain_that_saves_its_inputs_stays_linear():
@@ -246,3 +257,31 @@ def test_show_reads_a_saved_value_that_has_no_name_at_once():
     step = snapshot(out)
     saved = sorted(s.value.values for n in step.nodes.values() for s in n.saved)
     assert saved == [1.5, 2.5]
+
+
+def test_recording_a_training_loop_writes_no_value_as_text() -> None:
+    # a value is summarised once per version, as copied bytes; its numbers and text are made only
+    # when something shows them (here: nothing, until the test reads them)
+    source = (
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(8, 3)\n"
+        "for i in range(3):\n"
+        "    opt.zero_grad()\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+    )
+    ns: dict[str, Any] = {}
+    trace = gradtrace.trace_code(source, ns)
+    summaries = [s for step in trace.steps for info in step.tensors.values() for s in (info.value, info.grad)
+                 if s is not None]
+    assert len(summaries) > 50
+    made = [s for s in summaries if "_summary" in vars(s)]
+    assert made == []
+    last = trace.steps[-1]
+    weight = last.tensors[last.bindings["model.0.weight"]]
+    assert weight.value.values == ns["model"][0].weight.tolist()  # made now, when read
+    assert "_summary" in vars(weight.value)

@@ -172,7 +172,7 @@ class _Writer:
         return k
 
     def walk(self, root: Any, out: Any) -> None:
-        """Give every node reachable from ``root`` not met before an id, in the order a walk from the output meets."""
+        """An id for each node reachable from ``root`` not met before, in the order a walk from the output meets."""
         if root is None:
             return
         by_obj, acc, kinds = self.by_obj, self.acc, self.kinds
@@ -500,9 +500,11 @@ def show(var: Any, params: Mapping[str, Any] | None = None) -> Any:
     """The picture of the graph behind ``var`` for a notebook cell (SVG, with a text twin).
 
     Big graphs are drawn folded (repeated ops as counted blocks) and grouped by
-    module, with at most :data:`~gradtrace.render.fold.MAX_NODES` boxes.
-    Returns a :class:`gradtrace.render.graph.Graph`: ``.source`` (DOT), ``.svg()``,
-    ``.text`` and ``.save(path)``.
+    module, with at most :data:`~gradtrace.render.fold.MAX_NODES` boxes. Only the
+    nodes drawn are read in full (saved values, attributes): a 100,000-op chain
+    costs one light pass over its nodes. Returns a :class:`gradtrace.render.graph.Graph`:
+    ``.source`` (DOT), ``.svg()`` (laid out on first call), ``.text`` and ``.save(path)``;
+    a notebook cell shows it, a script saves or prints it.
     """
     from ._gc import paused_gc
 

@@ -24,7 +24,7 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Bind, Rebind, Step, Trace
+from ..model import FREED, STALE, Bind, Rebind, Step, Trace
 
 #: What a name both programs read but neither defines stands for.
 GIVEN_LEAF = "torch.tensor(2., requires_grad=True)"
@@ -47,6 +47,8 @@ class CanonicalNode:
     names: tuple[str, ...]
     #: the trace id of each input's node (None where the input needs no gradient)
     input_ids: tuple[str | None, ...] = ()
+    #: ``(saved name, state)`` of each saved value that backward() can no longer use (stale or freed)
+    unusable: tuple[tuple[str, str], ...] = ()
 
     def key(self) -> tuple[Any, ...]:
         return (self.op, self.attrs, self.inputs)
@@ -58,7 +60,8 @@ class CanonicalNode:
                         for i, nid in zip(self.inputs, ids, strict=True))
         named = f"  [{', '.join(self.names)}]" if self.names else ""
         op = self.op if self.op.startswith("leaf") else f"{self.op}({attrs})"
-        return f"{self.node} {op}" + (f" <- {ins}" if ins else "") + named
+        states = "".join(f"  (saved {name} {state})" for name, state in self.unusable)
+        return f"{self.node} {op}" + (f" <- {ins}" if ins else "") + named + states
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ class Comparison:
         what = self.output if self.output_b in (None, self.output) else f"{self.output} (A) and {self.output_b} (B)"
         head = (f"Same graph for {what}: the same operations, wired the same way from the same leaves."
                 if self.same else f"Different graphs for {what}: {self.difference}")
-        lines = [head]
+        lines = [head] + _state_notes(self.a, self.b)
         if self.given:
             lines.append(f"  ({', '.join(self.given)} defined by neither program: both got "
                          f"{' and '.join(f'{n} = {GIVEN_LEAF}' for n in self.given)})")
@@ -175,8 +178,25 @@ def canonical(step: Step, output: str) -> tuple[CanonicalNode, ...]:
         op = _leaf_op(step, node.variable) if node.variable is not None else node.name
         inputs = tuple(None if e is None else (order.get(e.node, -1), e.output_nr) for e in node.inputs)
         ids = tuple(None if e is None else e.node for e in node.inputs)
-        out.append(CanonicalNode(index, op, tuple(node.attrs), inputs, nid, names.get(nid, ()), ids))
+        unusable = tuple((sv.name, sv.state) for sv in node.saved if sv.state in (STALE, FREED))
+        out.append(CanonicalNode(index, op, tuple(node.attrs), inputs, nid, names.get(nid, ()), ids, unusable))
     return tuple(out)
+
+
+def _state_notes(a: tuple[CanonicalNode, ...], b: tuple[CanonicalNode, ...]) -> list[str]:
+    """Where one graph holds a saved value backward() cannot use and the other does not."""
+    notes = []
+    for x, y in zip(a, b, strict=False):
+        if x.key() != y.key() or x.unusable == y.unusable:
+            continue
+        for node, other, which, them in ((x, y, "A", "B"), (y, x, "B", "A")):
+            lost = [(n, st) for n, st in node.unusable if (n, st) not in other.unusable]
+            for name, state in lost:
+                why = ("was changed in place after it was saved" if state == STALE
+                       else "was freed by an earlier backward()")
+                notes.append(f"  but in {which}, {node.node} {node.op} saved {name}, which {why}: "
+                             f"a backward() through it fails in {which}, not in {them}")
+    return notes
 
 
 def _leaf_op(step: Step, tensor_id: str) -> str:

@@ -126,9 +126,11 @@ def _chains(step: Step, skip: set[str]) -> list[list[str]]:
     for nid, info in nodes.items():  # one loop, no call per node: graphs can have 100,000 nodes
         if nid in skip or nid in accs:
             continue
-        ins = [e.node for e in info.inputs if e is not None and e.node in nodes and e.node not in accs]
-        nxt = ins[0] if len(ins) == 1 else None
-        nxt_of[nid] = None if nxt is None or nxt in skip or nxt in pinned or consumers.get(nxt, 0) != 1 else nxt
+        nxt, count = "", 0
+        for e in info.inputs:
+            if e is not None and e.node in nodes and e.node not in accs:
+                nxt, count = e.node, count + 1
+        nxt_of[nid] = None if count != 1 or nxt in skip or nxt in pinned or consumers.get(nxt, 0) != 1 else nxt
     continued = {b for b in nxt_of.values() if b is not None}
     chains = []
     for nid in nxt_of:
@@ -173,7 +175,7 @@ def _fold_runs(step: Step, skip: set[str], min_repeat: int, opened: frozenset[st
     """Folded runs of repeated ops; nodes in ``opened`` (an unfolded run) are never folded again."""
     blocks: list[Block] = []
     for chain in _chains(step, skip | opened):
-        symbols = [(step.nodes[n].name, step.nodes[n].module) for n in chain]
+        symbols = [(info.name, info.module) for info in map(step.nodes.__getitem__, chain)]
         for start, period, repeats in _runs(symbols, min_repeat):
             members = tuple(chain[start : start + period * repeats])
             pattern = tuple(op_name(s[0]) for s in reversed(symbols[start : start + period]))

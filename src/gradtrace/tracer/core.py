@@ -16,9 +16,11 @@ only a line counter attached, and one last snapshot records the final state.
 from __future__ import annotations
 
 import ast
+import collections
 import dis
 import gc
 import inspect
+import itertools
 import linecache
 import operator
 import sys
@@ -58,6 +60,7 @@ from .driver import RunDriver, _last_trace
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
+from .layers import Layered
 from .quiet import quiet
 from .recorder import Recorder
 from .scene import Scene, num
@@ -74,7 +77,7 @@ _Names = dict[str, str]
 class _Source:
     """One scope's names (the module's, or one running function's), as last read."""
 
-    __slots__ = ("containers", "entries", "keys", "lasti", "names", "values")
+    __slots__ = ("containers", "entries", "found", "keys", "lasti", "names", "parts", "values")
 
     def __init__(self) -> None:
         self.keys: list[Any] | None = None
@@ -84,6 +87,10 @@ class _Source:
         self.entries: list[tuple[str, Any, bool]] = []
         self.containers = False
         self.names: dict[str, str] = {}
+        #: name -> (value, its type, its entries) as last read: an unchanged value is not looked at again
+        self.parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
+        #: what each container entry held when ``names`` was made (None: make ``names`` again)
+        self.found: list[list[tuple[str, torch.Tensor]]] | None = None
 
 
 class Tracer(RunDriver):
@@ -130,6 +137,10 @@ class Tracer(RunDriver):
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.scene = Scene(self.ids, self.book, self.work)
+        #: the bindings the scene's roots were counted from (None: they were not theirs alone)
+        self._roots_of: dict[str, str] | None = None
+        #: the scene update the last step's tensors and nodes mappings show
+        self._views_at = -1
         self._globals_src = _Source()
         #: the labelled frames running at the last snapshot (outermost first), their positions, their names
         self._stack: list[types.FrameType] = []
@@ -139,8 +150,8 @@ class Tracer(RunDriver):
         #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
         self._threads = {t.ident for t in threading.enumerate()}
         self._threads_seen: frozenset[int | None] | None = None
-        #: id(module) -> (module, name, its tree as last listed, its (name, tensor) pairs)
-        self._modules_seen: dict[int, tuple[Any, str, list[Any], list[tuple[str, torch.Tensor]]]] = {}
+        #: id(module) -> its tree as last listed, with its (name, tensor) pairs
+        self._modules_seen: dict[int, _ModuleTree] = {}
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -215,33 +226,35 @@ class Tracer(RunDriver):
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
-        roots: dict[str, int] = {}
-        for tid in bindings.values():
-            roots[tid] = roots.get(tid, 0) + 1
-        for call in rec.backwards:
-            for f in call.flow[:1]:
-                roots[f.node] = roots.get(f.node, 0) + 1
+        extra = [f.node for call in rec.backwards for f in call.flow[:1]]
+        if prev is not None and bindings is prev.bindings and not extra and self._roots_of is bindings:
+            roots = scene.roots  # the same names as at the step before, and nothing else: the same roots
+        else:
+            roots = {}
+            for tid in bindings.values():
+                roots[tid] = roots.get(tid, 0) + 1
+            for nid in extra:
+                roots[nid] = roots.get(nid, 0) + 1
+            self._roots_of = None if extra else bindings
         scene.update(roots, self._rechecks(mutated), book.changed, dead)
         book.changed = set()
-        same_t = prev is not None and not any(x[0] == "t" for x in (*scene.added, *scene.dropped, *scene.changed))
-        same_n = prev is not None and not any(x[0] == "n" for x in (*scene.added, *scene.dropped, *scene.changed))
-        tensors = prev.tensors if same_t and prev is not None else dict(scene.tensors)
-        nodes = prev.nodes if same_n and prev is not None else dict(scene.nodes)
+        tensors, nodes = self._views(prev)
         events: list[Event] = []
         new_tensors = sorted((x for x in scene.added if x[0] == "t" and _num(x) > tensor_count), key=_num)
         new_nodes = sorted((x for x in scene.added if x[0] == "n" and _num(x) > node_count), key=_num)
         if new_tensors or new_nodes:
             events.append(Create(tuple(new_tensors), tuple(new_nodes)))
         events += self._binding_events(bindings, olds, news, frame)
-        events += self._mutate_events(mutated, tensors)
-        events += self._grad_events(tensors, backward_events)
-        events += self._untracked_events(tensors)
+        events += self._mutate_events(mutated, scene.tensors)
+        events += self._grad_events(scene.tensors, backward_events)
+        events += self._untracked_events(scene.tensors)
         if error is not None:
             events.append(error)
-        if prev is not None and same_t and same_n and bindings is prev.bindings and not events:
+        if prev is not None and nodes is prev.nodes and tensors is prev.tensors and bindings is prev.bindings \
+                and not events:
             predictions = prev.predictions
         else:
-            predictions = self._predictions(bindings, nodes, error)
+            predictions = self._predictions(bindings, scene.nodes, error)
         step = Step(
             index=len(self.steps),
             lineno=stmt.lineno,
@@ -259,6 +272,30 @@ class Tracer(RunDriver):
         self.prev = step
         self._counts = (ids.tensor_count, len(book.nodes))
         return step
+
+    def _views(self, prev: Step | None) -> tuple[Mapping[str, TensorInfo], Mapping[str, NodeInfo]]:
+        """The step's tensors and nodes: the previous step's mappings plus what the scene's update changed
+        (a :class:`Layered` builds its plain dict when first read), or a copy when they do not follow."""
+        scene = self.scene
+        follows = prev is not None and self._views_at == scene.updates - 1  # prev shows the update before
+        self._views_at = scene.updates
+        touched_t: list[str] = []
+        touched_n: list[str] = []
+        for x in (*scene.added, *scene.dropped, *scene.changed):
+            (touched_t if x[0] == "t" else touched_n).append(x)
+        out: list[Any] = []
+        pairs: tuple[tuple[list[str], dict[str, Any], Mapping[str, Any] | None], ...] = (
+            (touched_t, scene.tensors, None if prev is None else prev.tensors),
+            (touched_n, scene.nodes, None if prev is None else prev.nodes))
+        for touched, live, before in pairs:
+            if follows and not touched:
+                out.append(before)
+                continue
+            view = Layered.after(before if follows else None, live, touched)
+            if view.built:
+                self.work["copied"] += len(view)
+            out.append(view)
+        return out[0], out[1]
 
     def _rechecks(self, mutated: list[tuple[str, int, int]]) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
@@ -430,15 +467,17 @@ class Tracer(RunDriver):
 
     def _module_tensors(self, name: str, module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
         """``name.param`` and ``name.buffer`` pairs of a module, listed again only when its tree changed."""
-        shape = _module_shape(module)
-        hit = self._modules_seen.get(id(module))
-        if shape is not None and hit is not None and hit[0] is module and hit[1] == name \
-                and len(hit[2]) == len(shape) and all(map(operator.is_, shape, hit[2])):
-            return hit[3]
+        seen = self._modules_seen.get(id(module))
+        if seen is not None and seen.module is module and seen.name == name and seen.same():
+            return seen.found
         found: list[tuple[str, torch.Tensor]] = []
         _collect_one(name, module, found)
-        if shape is not None:
-            self._modules_seen[id(module)] = (module, name, shape, found)
+        self.work["module listings"] += 1
+        seen = _ModuleTree.of(module, name, found)
+        if seen is not None:
+            self._modules_seen[id(module)] = seen
+        else:
+            self._modules_seen.pop(id(module), None)
         return found
 
     def _shares_cells(self, code: types.CodeType) -> bool:
@@ -463,30 +502,47 @@ class Tracer(RunDriver):
                 keys, values = list(ns), list(ns.values())  # type: ignore[arg-type, union-attr]
             except Exception:
                 keys, values = [], []
-            if src.keys is None or len(keys) != len(src.keys) or keys != src.keys \
-                    or not all(map(operator.is_, values, src.values)):
+            same_keys = src.keys is not None and len(keys) == len(src.keys) and keys == src.keys
+            if not same_keys or not all(map(operator.is_, values, src.values)):
+                if same_keys and _only_plain_values_moved(keys, values, src):
+                    src.values = values
+                    return self._refresh(src, ns, prefix, False, None)  # the containers, if any
                 src.keys, src.values = keys, values
-                src.entries = _entries(ns, prefix)
-                src.containers = any(c for _n, _v, c in src.entries)
+                entries = _entries(ns, prefix, src.parts)
+                if not _same_pairs(entries, src.entries):
+                    src.entries = entries
+                    src.containers = any(c for _n, _v, c in entries)
+                    src.found = None
+                elif not src.containers:
+                    return False  # only names that show no tensor changed (a loop counter)
             elif not src.containers:
                 return False
         elif not src.containers:
             return False
-        names: dict[str, str] = {}
-        stamp, foreign = self.ids.stamp, self.foreign
+        found: list[list[tuple[str, torch.Tensor]]] = []
         for name, value, container in src.entries:
             if not container:
-                found = [(name, value)]
-            else:
-                found = []
-                try:
-                    if safe.is_a(value, torch.nn.Module):
-                        found = self._module_tensors(name, value)
-                    else:
-                        _collect_one(name, value, found)
-                except Exception:  # a container that cannot be read shows no tensors; the trace goes on
-                    continue
-            for n, t in found:
+                continue
+            held: list[tuple[str, torch.Tensor]] = []
+            try:
+                if safe.is_a(value, torch.nn.Module):
+                    held = self._module_tensors(name, value)
+                else:
+                    _collect_one(name, value, held)
+            except Exception:  # a container that cannot be read shows no tensors; the trace goes on
+                held = []
+            found.append(held)
+        old = src.found
+        if old is not None and len(old) == len(found) \
+                and all(a is b or _same_pairs(a, b) for a, b in zip(old, found, strict=True)):
+            return False  # the same names of the same tensors
+        src.found = found
+        self.work["names made"] += 1
+        names: dict[str, str] = {}
+        stamp, foreign = self.ids.stamp, self.foreign
+        held_by = iter(found)
+        for name, value, container in src.entries:
+            for n, t in next(held_by) if container else ((name, value),):
                 tid, new = stamp(t)
                 names[n] = tid
                 if new and _foreign_memory(t):
@@ -608,7 +664,7 @@ class Tracer(RunDriver):
         return {labels[f] for f in self._stack if f in labels} if frame is not None else set()
 
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
-        prev = self.prev.tensors if self.prev is not None else {}
+        was_shown = self.scene.before  # each tensor's info at the step before
         direct: dict[str, str] = {}
         for op, target in self.recorder.inplace:
             tid = self.ids.tensor(target)
@@ -617,7 +673,7 @@ class Tracer(RunDriver):
         out: list[Event] = []
         for tid, v0, v1 in mutated:
             info = tensors.get(tid)
-            before = prev[tid]
+            before = was_shown(tid)
             stale = self._stale(tid, v1)
             via = None
             if tid not in direct:
@@ -627,7 +683,7 @@ class Tracer(RunDriver):
                     tensor=tid,
                     version_before=v0,
                     version_after=v1,
-                    grad_fn_before=before.grad_fn,
+                    grad_fn_before=None if before is None else before.grad_fn,
                     grad_fn_after=None if info is None else info.grad_fn,
                     stale=stale,
                     via=via,
@@ -636,7 +692,7 @@ class Tracer(RunDriver):
             )
         done = {tid for tid, _v0, _v1 in mutated}
         for tid, op in direct.items():  # in place on the flags, not the values: no version bump
-            was, now = prev.get(tid), tensors.get(tid)
+            was, now = was_shown(tid), tensors.get(tid)
             if tid in done or op not in _FLAG_OPS or was is None or now is None:
                 continue
             if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
@@ -645,7 +701,7 @@ class Tracer(RunDriver):
         done.update(direct)
         for tid in sorted((x for x in self.scene.changed if x[0] == "t"), key=_num):
             # new values, same version: .data =, set_, NumPy, an alias
-            was, now = prev.get(tid), tensors.get(tid)
+            was, now = was_shown(tid), tensors.get(tid)
             if now is None:
                 continue
             if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
@@ -666,12 +722,11 @@ class Tracer(RunDriver):
     def _grad_events(
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
-        prev = self.prev.tensors if self.prev is not None else {}
         changes = []
         scene = self.scene
         for tid in sorted({x for x in (*scene.changed, *scene.added) if x[0] == "t" and x in tensors}, key=_num):
             info = tensors[tid]
-            old = prev.get(tid)
+            old = scene.before(tid)
             before = None if old is None else old.grad
             if before != info.grad and (old is not None or info.grad is not None):
                 changes.append(GradChange(tid, before, info.grad))
@@ -782,27 +837,73 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 _INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
 
 
-def _entries(ns: Any, prefix: str) -> list[tuple[str, Any, bool]]:
-    """The names of a namespace that show tensors: ``(name, value, True for a container)``."""
+def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]]
+             ) -> list[tuple[str, Any, bool]]:
+    """The names of a namespace that show tensors: ``(name, value, True for a container)``.
+
+    ``parts`` keeps each name's entries as last read, by value: a value read before (the same object
+    of the same type) is not read again; it is brought up to date with the namespace."""
     # every read is defensive (see .safe): a learner's namespace may hold anything
     out: list[tuple[str, Any, bool]] = []
+    now: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
     for name, value in safe.name_items(ns):
-        if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
+        hit = parts.get(name)
+        if hit is not None and hit[0] is value and hit[1] is type(value):
+            now[name] = hit
+            out += hit[2]
             continue
-        full = prefix + name
-        if safe.is_a(value, torch.Tensor):
-            if not safe.is_lazy(value):
-                out.append((full, value, False))
-        elif safe.is_a(value, tuple):  # cannot change: read once
-            found: list[tuple[str, torch.Tensor]] = []
-            try:
-                _collect_one(full, value, found)
-            except Exception:
-                continue
-            out += [(n, t, False) for n, t in found]
-        elif safe.is_a(value, (torch.nn.Module, list, dict)):
-            out.append((full, value, True))
+        part = _entries_of(name, value, prefix)
+        now[name] = (value, type(value), part)
+        out += part
+    parts.clear()
+    parts.update(now)
     return out
+
+
+def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -> bool:
+    """True when the names whose values changed show no tensor, before or after (a loop counter):
+    their entries are brought up to date, and the scope's entries stay as they are."""
+    parts = src.parts
+    moved = []
+    for key, now, was in zip(keys, values, src.values, strict=True):
+        if now is was:
+            continue
+        if type(key) is not str:
+            return False
+        hit = parts.get(key)
+        if hit is None or hit[2] or safe.is_a(now, _SHOWING):
+            return False
+        moved.append((key, now))
+    for key, now in moved:
+        parts[key] = (now, type(now), [])
+    return True
+
+
+#: values that may show tensors (anything else shows none: a number, a string, a function)
+_SHOWING = (torch.Tensor, tuple, list, dict, torch.nn.Module)
+
+
+def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool]]:
+    if name.startswith("_") or (not prefix and name in _SHELL_NAMES):
+        return []
+    full = prefix + name
+    if safe.is_a(value, torch.Tensor):
+        return [] if safe.is_lazy(value) else [(full, value, False)]
+    if safe.is_a(value, tuple):  # cannot change: read once
+        found: list[tuple[str, torch.Tensor]] = []
+        try:
+            _collect_one(full, value, found)
+        except Exception:
+            return []
+        return [(n, t, False) for n, t in found]
+    if safe.is_a(value, (torch.nn.Module, list, dict)):
+        return [(full, value, True)]
+    return []
+
+
+def _same_pairs(a: list[Any], b: list[Any]) -> bool:
+    """The same names of the same objects (by identity: a tensor's ``==`` is not a plain answer)."""
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
 
 
 def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
@@ -828,32 +929,81 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
 
 _MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,
                    torch.nn.Module._named_members)
+#: the three dicts of a module's ``__dict__`` that ``named_parameters()`` and ``named_buffers()`` list
+_TREE_FIELDS = operator.itemgetter("_parameters", "_buffers", "_modules")
+_values = dict.values
 
 
-def _module_shape(module: torch.nn.Module) -> list[Any] | None:
-    """Every submodule, parameter and buffer of ``module`` with their names, flat: compared by identity
-    to tell that ``named_parameters()`` would list the same. None when a class lists its own way."""
-    out: list[Any] = []
-    todo = [module]
-    while todo:
-        m = todo.pop()
-        cls = type(m)
-        if (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members) != _MODULE_LISTING:
+def _listing(cls: type) -> tuple[Any, ...]:
+    return (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members)  # type: ignore[attr-defined]
+
+
+class _ModuleTree:
+    """A module's tree as listed: its submodules, their parameter, buffer and submodule dicts (in their
+    ``__dict__``), and those dicts' keys, values and the values' types (a lazy parameter changes class when it
+    gets its shape).
+
+    :meth:`same` tells, in a few C-level passes over these, that ``named_parameters()`` and
+    ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
+    its own way is never cached (:meth:`of` gives None)."""
+
+    __slots__ = ("classes", "fields", "found", "keys", "module", "modules", "name", "types", "values")
+
+    def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
+        self.module, self.name, self.found = module, name, found
+        self.modules: list[Any] = []
+        self.classes: list[type] = []
+        self.fields: list[Any] = []
+        self.keys: list[Any] = []
+        self.values: list[Any] = []
+        self.types: list[type] = []
+
+    @classmethod
+    def of(cls, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> _ModuleTree | None:
+        tree = cls(module, name, found)
+        todo = [module]
+        seen: set[int] = set()
+        try:
+            while todo:
+                m = todo.pop()
+                if id(m) in seen:
+                    continue
+                seen.add(id(m))
+                tree.modules.append(m)
+                todo.extend(v for v in vars(m)["_modules"].values() if v is not None)
+            tree.classes = list(dict.fromkeys(map(type, tree.modules)))
+            if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
+                return None
+            tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
+            if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
+                return None
+            tree.values = list(_chain(map(_values, tree.fields)))
+        except Exception:
             return None
-        d = m.__dict__
-        out.append(m)
-        for field in ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules"):
-            items = d.get(field)
-            if items is None:
-                out.append(None)
-                continue
-            out.append(len(items))
-            out.extend(items)
-            if field != "_non_persistent_buffers_set":
-                out.extend(items.values())
-                out.extend(map(type, items.values()))  # a lazy parameter changes class when it gets its shape
-        todo.extend(v for v in d.get("_modules", {}).values() if v is not None)
-    return out
+        tree.keys = list(_chain(tree.fields))
+        tree.types = list(map(type, tree.values))
+        return tree
+
+    def same(self) -> bool:
+        """True when nothing that the listing depends on changed since."""
+        try:  # (a __dict__ replaced as a whole shows as its three dicts replaced)
+            fields = list(_chain(map(_TREE_FIELDS, map(vars, self.modules))))
+        except Exception:
+            return False
+        if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
+            return False
+        values = list(_chain(map(_values, fields)))
+        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
+                and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
+                and all(_listing(c) == _MODULE_LISTING for c in self.classes))
+
+
+_PLAIN_DICTS = (dict, collections.OrderedDict)
+_chain = itertools.chain.from_iterable
+
+
+def _all_is(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def _foreign_memory(t: torch.Tensor) -> bool:

@@ -29,6 +29,8 @@ PACKED = "packed by a hook"
 # methods' globals); a strong cache would keep every traced cell's tensors alive
 _FIELDS: weakref.WeakKeyDictionary[type, tuple[tuple[str, ...], tuple[str, ...]]] = weakref.WeakKeyDictionary()
 _NAMES: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+#: node class -> True for a custom ``autograd.Function``'s (its saved values are ``saved_tensors``)
+_CUSTOM: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 MAX_ATTR_CHARS = 80
 
 
@@ -109,7 +111,11 @@ def _data(raw: Any) -> torch.Tensor | None:
 
 def custom_saved(node: Any) -> list[tuple[str, torch.Tensor | None]] | None:
     """Saved tensors of a custom ``autograd.Function`` node; None once freed."""
-    if not hasattr(node, "_forward_cls"):
+    cls = type(node)
+    custom = _CUSTOM.get(cls)
+    if custom is None:
+        custom = _CUSTOM[cls] = hasattr(node, "_forward_cls")
+    if not custom:
         return []
     try:
         return [(f"saved_tensors[{i}]", t) for i, t in enumerate(node.saved_tensors)]
@@ -205,7 +211,11 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         else:
             plain.append(f)
     if len(plain) > 1:
-        plain.sort(key=_sequence_of)  # stable: nodes without a number keep the order they were found in
+        try:
+            numbers = [f[0]._sequence_nr() for f in plain]
+        except Exception:  # a node without one: those keep the order they were found in (a stable sort)
+            numbers = [sequence_nr(f[0]) for f in plain]
+        plain = [plain[i] for i in sorted(range(len(plain)), key=numbers.__getitem__)]
     if not accs:
         return plain
     out: list[tuple[Any, ...]] = []
@@ -217,10 +227,6 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
                 out.append(acc)
     out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
     return out
-
-
-def _sequence_of(found: tuple[Any, ...]) -> int:
-    return sequence_nr(found[0])
 
 
 class GraphBook:
@@ -309,6 +315,8 @@ class GraphBook:
         if root is None:
             return []
         ids = self.ids
+        if ids.node(root) is not None:
+            return []  # seen before, and so is everything it reaches
         new: list[tuple[str, Any, Any]] = []
         for node, nexts in creation_order(unseen(ids, root)):
             nid, is_new = ids.stamp_node(node)
@@ -388,7 +396,7 @@ class GraphBook:
             return
         tid = self.ids.tensor(out)
         if tid is not None:
-            self.nodes[nid] = replace(info, output=tid, value=info.value or self.summary(tid, out))
+            self.nodes[nid] = _with(info, output=tid, value=info.value or self.summary(tid, out))
             self.changed.add(nid)
 
     def refresh_freed(self, root: Any) -> list[tuple[str, str]]:
@@ -417,15 +425,15 @@ class GraphBook:
         now = dict(pairs)
         if custom is None:
             now.update({s.name: None for s in info.saved if s.name.startswith("saved_tensors[")})
-        changed = False
+        freed_now = False
         saved = []
         for s in info.saved:
             if s.state != FREED and s.name in now and now[s.name] is None and s.saved_version is not None:
-                s = replace(s, state=FREED)
+                s = _with(s, state=FREED)
                 freed.append((info.id, s.name))
-                changed = True
+                freed_now = True
             saved.append(s)
-        return replace(info, saved=tuple(saved)) if changed else info
+        return _with(info, saved=tuple(saved)) if freed_now else info
 
     def mark_versions(self, tid: str, version: int) -> list[tuple[str, str]]:
         """Tensor ``tid`` is now at ``version``: the saved values that became stale."""
@@ -440,11 +448,11 @@ class GraphBook:
                     if new_state == STALE and s.state != STALE:
                         stale.append((nid, sname))
                     if (new_state, version) != (s.state, s.version):
-                        s = replace(s, state=new_state, version=version)
+                        s = _with(s, state=new_state, version=version)
                         changed = True
                 saved.append(s)
             if changed:
-                self.nodes[nid] = replace(info, saved=tuple(saved))
+                self.nodes[nid] = _with(info, saved=tuple(saved))
                 self.changed.add(nid)
             if any(s.state == STALE for s in saved):
                 self.stale.add(nid)
@@ -466,6 +474,19 @@ def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:
     except Exception:
         return saved
     return saved
+
+
+_new = object.__new__
+
+
+def _with(record: Any, **changes: Any) -> Any:
+    """``dataclasses.replace(record, **changes)`` for the frozen records here (no ``__post_init__``,
+    every field a plain attribute), without building it again field by field."""
+    out = _new(type(record))
+    d = out.__dict__
+    d.update(record.__dict__)
+    d.update(changes)
+    return out
 
 
 def _same_storage(a: torch.Tensor, b: Any) -> bool:

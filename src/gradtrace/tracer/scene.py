@@ -22,20 +22,13 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ..model import FREED, NodeInfo, TensorInfo
+from ..model import FREED, NodeInfo, Summary, TensorInfo
 from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
 from .ids import Ids
-
-
-@dataclass
-class Cached:
-    key: tuple[Any, ...]
-    info: TensorInfo
 
 
 def num(xid: str) -> int:
@@ -45,6 +38,26 @@ def num(xid: str) -> int:
 @functools.cache
 def _dtype_text(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
+
+
+@functools.cache
+def _device_text(device: torch.device) -> str:
+    return str(device)
+
+
+_new = object.__new__
+
+
+def _tensor_info(id: str, shape: tuple[int, ...], dtype: str, device: str, requires_grad: bool, is_leaf: bool,
+                 retains_grad: bool, version: int, grad_fn: str | None, base: str | None, value: Summary,
+                 grad: Summary | None, is_param: bool) -> TensorInfo:
+    """``TensorInfo(...)`` with these fields, made without the frozen dataclass's per-field ``__setattr__``
+    (a step may make many): the same object the constructor makes (a test compares them)."""
+    info = _new(TensorInfo)
+    info.__dict__.update(id=id, shape=shape, dtype=dtype, device=device, requires_grad=requires_grad,
+                         is_leaf=is_leaf, retains_grad=retains_grad, version=version, grad_fn=grad_fn, base=base,
+                         value=value, grad=grad, is_param=is_param)
+    return info
 
 
 def node_edges(info: NodeInfo) -> tuple[str, ...]:
@@ -69,7 +82,8 @@ class Scene:
         self.preds: dict[str, dict[str, int]] = {}
         #: named tensors (and this step's extra nodes) -> how many names
         self.roots: dict[str, int] = {}
-        self.cache: dict[str, Cached] = {}
+        #: tid -> (what its info depends on, the info made from it)
+        self.cache: dict[str, tuple[tuple[Any, ...], TensorInfo]] = {}
         #: shown tensor -> its version when last read
         self.versions: dict[str, int] = {}
         #: storage address -> shown tensors whose values or ``.grad`` live there
@@ -84,6 +98,10 @@ class Scene:
         self.added: list[str] = []
         self.dropped: list[str] = []
         self.changed: list[str] = []  # shown tensors whose TensorInfo is a new one
+        #: tensor id -> its info before the last update (None: not shown), for the ids that update touched
+        self.was: dict[str, TensorInfo | None] = {}
+        #: how many updates began (a step's mappings build on the last one only if it was the step before)
+        self.updates = 0
 
     # ----------------------------------------------------------- one step
     def scan(self) -> tuple[list[tuple[str, int, int]], list[str]]:
@@ -109,12 +127,15 @@ class Scene:
     def update(self, roots: dict[str, int], recheck: set[str] | None, nodes: set[str], dead: list[str]) -> None:
         """Bring the scene to ``roots``; ``recheck`` tensors (None: all) and ``nodes`` may have changed."""
         self.added, self.dropped, self.changed = [], [], []
+        self.was = {}
+        self.updates += 1
         cand: list[str] = []
         todo: list[str] = []
         old = self.roots
-        todo += [r for r in roots if r not in old]
-        cand += [r for r in old if r not in roots]
-        self.roots = roots
+        if roots is not old:  # the same dict: the same names (the tracer does not change it in place)
+            todo += [r for r in roots if r not in old]
+            cand += [r for r in old if r not in roots]
+            self.roots = roots
         for tid in dead:
             if tid in self.out:
                 self._drop(tid, cand)
@@ -126,7 +147,9 @@ class Scene:
                 self._drop(tid, cand)
                 continue
             info, edges = self._read(tid, t)
-            if info is not self.tensors[tid]:
+            shown = self.tensors[tid]
+            if info is not shown:
+                self.was.setdefault(tid, shown)
                 self.tensors[tid] = info
                 self.changed.append(tid)
             self._reedge(tid, edges, cand, todo)
@@ -157,6 +180,7 @@ class Scene:
                 if t is None:
                     continue
                 info, edges = self._read(x, t)
+                self.was.setdefault(x, None)
                 self.tensors[x] = info
                 n = num(x)
                 if n < self._max_t:
@@ -201,7 +225,7 @@ class Scene:
         edges = self.out.pop(x)
         self._unlink(x, edges, cand)
         if x[0] == "t":
-            del self.tensors[x]
+            self.was.setdefault(x, self.tensors.pop(x))
             self.versions.pop(x, None)
             self._at.pop(x, None)
             for s in self._where.pop(x, ()):
@@ -263,40 +287,60 @@ class Scene:
                     self._drop(x, cand)
 
     # ------------------------------------------------------------ tensors
-    def key(self, t: torch.Tensor) -> tuple[Any, ...]:
-        """What a :class:`TensorInfo` depends on, besides values changed behind the version counter."""
+    def _read(self, tid: str, t: torch.Tensor) -> tuple[TensorInfo, tuple[str, ...]]:
+        """The tensor's info now, and its edges; notes its version and where its memory is.
+
+        Each attribute is read once. The info is the one made before (:attr:`cache`) when nothing it
+        shows changed: version, node, ``.grad`` object and version, flags, base, shape, memory, and
+        no write to its storage (or its ``.grad``'s) that the version counter missed."""
+        self.work["tensors"] += 1
+        ids, book = self.ids, self.book
+        fn = grad_fn_of(t)
+        nid = None
+        if fn is not None:
+            nid = ids.node(fn)
+            if nid is None:
+                book.walk(fn, output=t)
+                nid = ids.node(fn)
         leaf = is_leaf_of(t)
         retains = t.retains_grad
-        grad = t.grad if (leaf or retains) else None
+        grad = t.grad if (leaf or retains) else None  # a non-leaf's .grad warns when read
         grad_key = None if grad is None else (id(grad), version_of(grad))
-        fn = grad_fn_of(t)
         base = t._base
-        return (
-            version_of(t), None if fn is None else self.ids.node(fn), grad_key, t.requires_grad,
-            leaf, retains, None if base is None else self.ids.tensor(base), tuple(t.shape), data_ptr_of(t),
-        )
-
-    def _read(self, tid: str, t: torch.Tensor) -> tuple[TensorInfo, tuple[str, ...]]:
-        """The tensor's info now, and its edges; notes its version and where its memory is."""
-        self.work["tensors"] += 1
-        fn = grad_fn_of(t)
-        if fn is not None:
-            self.book.walk(fn, output=t)  # stops at once at a node already seen
-        info = self.info(tid, t)
-        edges: list[str] = []
-        if info.grad_fn is not None and info.grad_fn in self.book.nodes:
-            edges.append(info.grad_fn)
-        base = t._base
-        if base is not None:
-            edges.append(self.ids.stamp(base)[0])
-        self.versions[tid] = info.version
-        at = self.cache[tid].key
+        version = version_of(t)
+        ptr = data_ptr_of(t)
+        requires_grad = t.requires_grad
+        shape = tuple(t.shape)
+        key = (version, nid, grad_key, requires_grad, leaf, retains, None if base is None else ids.tensor(base),
+               shape, ptr)
+        dirty = book.dirty
+        written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
+        grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
+        cached = self.cache.get(tid)
+        if cached is not None and cached[0] == key and not written and not grad_written:
+            info = cached[1]
+        else:
+            old_grad = None
+            if cached is not None and grad_key is not None and cached[0][2] == grad_key and not grad_written:
+                old_grad = cached[1].grad  # the same .grad object at the same version
+            info = _tensor_info(
+                tid, shape, _dtype_text(t.dtype), _device_text(t.device), bool(requires_grad), bool(leaf),
+                bool(retains), version, nid, key[6], book.summary(tid, t, version),
+                old_grad if old_grad is not None or grad is None else book.summary(None, grad),
+                isinstance(t, torch.nn.Parameter),
+            )
+            self.cache[tid] = (key, info)
+        if nid is not None and nid in book.nodes:
+            edges: tuple[str, ...] = (nid,) if base is None else (nid, ids.stamp(base)[0])
+        else:
+            edges = () if base is None else (ids.stamp(base)[0],)
+        self.versions[tid] = version
+        at = (ptr, grad_key)
         found = self._at.get(tid)
-        if found is not None and found[0] == (at[8], at[2]):
-            return info, tuple(edges)  # same memory, same .grad object: same storages
-        grad = t.grad if (info.is_leaf or info.retains_grad) else None
+        if found is not None and found[0] == at:
+            return info, edges  # same memory, same .grad object: same storages
         where = (storage_of(t),) if grad is None else (storage_of(t), storage_of(grad))
-        self._at[tid] = ((at[8], at[2]), where)
+        self._at[tid] = (at, where)
         old = self._where.get(tid)
         if old != where:
             for s in old or ():
@@ -306,37 +350,12 @@ class Scene:
             for s in where:
                 self.by_storage.setdefault(s, set()).add(tid)
             self._where[tid] = where
-        return info, tuple(edges)
+        return info, edges
 
-    def info(self, tid: str, t: torch.Tensor) -> TensorInfo:
-        key = self.key(t)
-        grad = t.grad if (key[4] or key[5]) else None
-        dirty = self.book.dirty
-        written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
-        grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
-        cached = self.cache.get(tid)
-        if cached is not None and cached.key == key and not written and not grad_written:
-            return cached.info
-        old_grad = None
-        if cached is not None and key[2] is not None and cached.key[2] == key[2] and not grad_written:
-            old_grad = cached.info.grad  # the same .grad object at the same version
-        info = TensorInfo(
-            id=tid,
-            shape=tuple(int(s) for s in t.shape),
-            dtype=_dtype_text(t.dtype),
-            device=str(t.device),
-            requires_grad=bool(t.requires_grad),
-            is_leaf=bool(key[4]),
-            retains_grad=bool(key[5]),
-            version=key[0],
-            grad_fn=key[1],
-            base=key[6],
-            value=self.book.summary(tid, t, key[0]),
-            grad=old_grad if old_grad is not None or grad is None else self.book.summary(None, grad),
-            is_param=isinstance(t, torch.nn.Parameter),
-        )
-        self.cache[tid] = Cached(key, info)
-        return info
+    def before(self, tid: str) -> TensorInfo | None:
+        """``tid``'s info as the last update found it (None: not shown then)."""
+        was = self.was
+        return was[tid] if tid in was else self.tensors.get(tid)
 
     def holders(self, tid: str) -> tuple[str, ...]:
         """The shown nodes that saved ``tid`` (not freed) or accumulate into it, in id order."""
@@ -348,3 +367,4 @@ class Scene:
         self.versions, self.by_storage, self._where, self._at = {}, {}, {}, {}
         self._max_t = self._max_n = 0
         self._sorted = True
+        self.updates += 1

@@ -32,6 +32,8 @@ MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
 CAPTURE_MAX = 4096
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
+_STRIDED = torch.strided
+_string_at = ctypes.string_at
 
 
 def summarize(t: torch.Tensor) -> Summary:
@@ -43,18 +45,26 @@ def summarize(t: torch.Tensor) -> Summary:
 
 
 def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
-    if t.device.type == "meta":
+    device = t.device.type
+    if device == "meta":
         return Summary(text="<meta: no values>")
+    dtype = t.dtype
+    if capture and t.layout is _STRIDED and device == "cpu" and dtype in _CAPTURED:
+        n = t.numel()
+        if n <= CAPTURE_MAX:
+            try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
+                c = t.detach() if t.requires_grad and torch.is_grad_enabled() else t  # no graph for the copy
+                if c.is_conj():
+                    c = c.resolve_conj()
+                if c.is_neg():
+                    c = c.resolve_neg()
+                c = c.contiguous()
+                raw = _string_at(c.data_ptr(), n * c.element_size()) if n else b""
+            except Exception:
+                pass
+            else:
+                return Captured(raw, dtype, tuple(t.shape))
     d = t.detach()
-    if capture and d.layout == torch.strided and d.numel() <= CAPTURE_MAX and d.device.type == "cpu" \
-            and d.dtype in _CAPTURED:
-        try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
-            c = d.resolve_conj().resolve_neg().contiguous()
-            raw = ctypes.string_at(c.data_ptr(), c.numel() * c.element_size()) if c.numel() else b""
-        except Exception:
-            pass
-        else:
-            return Captured(raw, d.dtype, tuple(d.shape))
     if d.layout != torch.strided:
         if d.numel() > MAX_ELEMENTS:
             return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
@@ -124,7 +134,56 @@ _CAPTURED = frozenset({
 })
 
 
-class Captured(LazySummary):
+class _OnDemand(Summary):
+    """A :class:`Summary` whose text, values and stats are made on first use, by :meth:`_make`.
+
+    Compares, prints and pickles as the plain summary it stands for (so a saved trace needs no torch
+    to load); the one made is kept.
+    """
+
+    def _make(self) -> Summary:
+        raise NotImplementedError
+
+    def _real(self) -> Summary:
+        d = self.__dict__
+        real = d.get("_summary")
+        if real is None:
+            real = self._make()
+            object.__setattr__(self, "_summary", real)
+        return real
+
+    @property
+    def text(self) -> str:
+        return self._real().text
+
+    @property
+    def values(self) -> Any:
+        return self._real().values
+
+    @property
+    def stats(self) -> tuple[float, float, float] | None:
+        return self._real().stats
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Summary):
+            return NotImplemented  # nothing to make: None, a number
+        if isinstance(other, _OnDemand):
+            other = other._real()
+        return self._real() == other
+
+    __hash__ = Summary.__hash__
+
+    def __repr__(self) -> str:
+        return repr(self._real())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        real = self._real()
+        return (Summary, (real.text, real.values, real.stats))
+
+
+class Captured(_OnDemand):
     """A :class:`Summary` of a small tensor whose bytes were copied when it was taken.
 
     Reading a tensor's numbers and their min/mean/max costs several torch calls; most
@@ -137,32 +196,15 @@ class Captured(LazySummary):
         object.__setattr__(self, "_dtype", dtype)
         object.__setattr__(self, "_shape", shape)
 
-    def _real(self) -> Summary:
+    def _make(self) -> Summary:
         d = self.__dict__
-        real = d.get("_summary")
-        if real is None:
-            data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
-                torch.empty(0, dtype=d["_dtype"])
-            real = _summarize(data.reshape(d["_shape"]), capture=False)
-            object.__setattr__(self, "_summary", real)
-        return real
-
-    @property
-    def values(self) -> Any:
-        return self._real().values
-
-    @property
-    def stats(self) -> tuple[float, float, float] | None:
-        return self._real().stats
-
-    def __getattr__(self, name: str) -> Any:
-        if name != "text":
-            raise AttributeError(name)
-        text = self._real().text
-        object.__setattr__(self, "text", text)
-        return text
+        data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
+            torch.empty(0, dtype=d["_dtype"])
+        return _summarize(data.reshape(d["_shape"]), capture=False)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
             mine, theirs = self.__dict__, other.__dict__
             if (mine["_dtype"], mine["_shape"]) == (theirs["_dtype"], theirs["_shape"]) \
@@ -245,7 +287,7 @@ def format_values(values: Any, dtype: torch.dtype) -> str:
     return format_number(values, dtype)
 
 
-class DeferredSummary(Summary):
+class DeferredSummary(_OnDemand):
     """A :class:`Summary` of a tensor read only when something asks for it (a picture draws it).
 
     For a graph shown at once (``gradtrace.show``): most of a huge graph's values are
@@ -258,49 +300,16 @@ class DeferredSummary(Summary):
         object.__setattr__(self, "_at", at)
         object.__setattr__(self, "_made", made)
 
-    def _real(self) -> Summary:
+    def _make(self) -> Summary:
         d = self.__dict__
-        real = d.get("_summary")
-        if real is None:
-            t = d["_ref"]()
-            if t is None:
-                real = Summary(text="<no longer in memory>")
-            elif d["_at"] != _where(t):
-                real = Summary(text="<changed since the picture was taken>")
-            else:
-                d["_made"]()
-                real = summarize(t)
-            object.__setattr__(self, "_summary", real)
-            object.__setattr__(self, "_ref", None)
-        return real
-
-    @property
-    def text(self) -> str:
-        return self._real().text
-
-    @property
-    def values(self) -> Any:
-        return self._real().values
-
-    @property
-    def stats(self) -> tuple[float, float, float] | None:
-        return self._real().stats
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if isinstance(other, DeferredSummary):
-            other = other._real()
-        return self._real() == other
-
-    __hash__ = Summary.__hash__
-
-    def __repr__(self) -> str:
-        return repr(self._real())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        real = self._real()
-        return (Summary, (real.text, real.values, real.stats))
+        t = d["_ref"]()
+        object.__setattr__(self, "_ref", None)
+        if t is None:
+            return Summary(text="<no longer in memory>")
+        if d["_at"] != _where(t):
+            return Summary(text="<changed since the picture was taken>")
+        d["_made"]()
+        return summarize(t)
 
 
 def _where(t: torch.Tensor) -> tuple[int, int | None]:
