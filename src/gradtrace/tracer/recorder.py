@@ -269,10 +269,10 @@ class Recorder(TorchFunctionMode):
     # ------------------------------------------------- the mode, per statement
     def mode_on(self) -> None:
         """Statement by statement: turn the torch function mode on (nested pushes count)."""
-        if self.pushed == 0:
-            torch._C._push_on_torch_function_stack(self)
-        self.pushed += 1
+        self.pushed += 1  # counted first: an interrupt right after leaves no uncounted mode on the stack
         self.mode_statements += 1
+        if self.pushed == 1:
+            torch._C._push_on_torch_function_stack(self)
 
     def mode_off(self) -> None:
         if self.pushed == 0:
@@ -282,8 +282,10 @@ class Recorder(TorchFunctionMode):
             _remove_mode(self)
 
     def mode_off_all(self) -> None:
-        if self.pushed:
-            self.pushed = 0
+        """Recording stops: the mode leaves the stack, whatever the count says (an interrupt may
+        have landed between a count and its push or pop)."""
+        self.pushed = 0
+        if torch._C._len_torch_function_stack() > 0:
             _remove_mode(self)
 
     # ------------------------------------------------------------ backward
