@@ -35,28 +35,23 @@ import torch
 
 from ..model import (
     STALE,
-    UNSEEN_WRITE,
     Backward,
-    Bind,
     Create,
     Error,
     Event,
     Grad,
-    GradChange,
-    Mutate,
     NodeInfo,
     Prediction,
-    Rebind,
     Step,
     Summary,
     TensorInfo,
     Trace,
-    Unbind,
     Untracked,
 )
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
+from .events import binding_events, grad_changes, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, version_of
 from .ids import Ids
@@ -622,93 +617,25 @@ class Tracer(RunDriver):
             found.append((call, freed))
         return found, roots
 
-    # events -----------------------------------------------------------------
-    def _holders(self, tid: str, bindings: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        names = tuple(n for n, t in bindings.items() if t == tid)
-        return names, self.scene.holders(tid)
-
+    # events (see .events) -----------------------------------------------------
     def _binding_events(
         self, bindings: dict[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
         frame: types.FrameType | None,
     ) -> list[Event]:
-        """Bind, Rebind, Unbind for the scopes whose names changed (``olds``: as they were, ``news``: now)."""
-        if not olds and not news:
-            return []
         prev = self.prev.bindings if self.prev is not None else {}
-        out: list[Event] = []
-        for scope in news:
-            for name, tid in scope.items():
-                old = prev.get(name)
-                if old is None:
-                    out.append(Bind(name, tid))
-                elif old != tid:
-                    names, held = self._holders(old, bindings)
-                    out.append(Rebind(name, old, tid, names, held))
-        live_scopes: set[str] | None = None
-        for scope in olds:
-            for name, old in scope.items():
-                if name in bindings or prev.get(name) != old:
-                    continue
-                label = _scope_of(name)
-                if label:
-                    if live_scopes is None:
-                        live_scopes = self._frame_scopes(frame)
-                    if label not in live_scopes:
-                        continue  # the function returned: its names went with it
-                names, held = self._holders(old, bindings)
-                out.append(Unbind(name, old, names, held))
-        return out
+        return binding_events(prev, bindings, olds, news, self.scene.holders, lambda: self._frame_scopes(frame))
 
     def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
         labels = self._labels
         return {labels[f] for f in self._stack if f in labels} if frame is not None else set()
 
     def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
-        was_shown = self.scene.before  # each tensor's info at the step before
         direct: dict[str, str] = {}
         for op, target in self.recorder.inplace:
             tid = self.ids.tensor(target)
             if tid is not None:
                 direct.setdefault(tid, op)
-        out: list[Event] = []
-        for tid, v0, v1 in mutated:
-            info = tensors.get(tid)
-            before = was_shown(tid)
-            stale = self._stale(tid, v1)
-            via = None
-            if tid not in direct:
-                via = next(iter(direct), None)
-            out.append(
-                Mutate(
-                    tensor=tid,
-                    version_before=v0,
-                    version_after=v1,
-                    grad_fn_before=None if before is None else before.grad_fn,
-                    grad_fn_after=None if info is None else info.grad_fn,
-                    stale=stale,
-                    via=via,
-                    op=direct.get(tid, direct.get(via, "") if via else ""),
-                )
-            )
-        done = {tid for tid, _v0, _v1 in mutated}
-        for tid, op in direct.items():  # in place on the flags, not the values: no version bump
-            was, now = was_shown(tid), tensors.get(tid)
-            if tid in done or op not in _FLAG_OPS or was is None or now is None:
-                continue
-            if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
-                out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
-                done.add(tid)
-        done.update(direct)
-        for tid in sorted((x for x in self.scene.changed if x[0] == "t"), key=_num):
-            # new values, same version: .data =, set_, NumPy, an alias
-            was, now = was_shown(tid), tensors.get(tid)
-            if now is None:
-                continue
-            if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
-                    or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
-                continue
-            out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
-        return out
+        return mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale)
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
         """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""
@@ -722,14 +649,8 @@ class Tracer(RunDriver):
     def _grad_events(
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
-        changes = []
         scene = self.scene
-        for tid in sorted({x for x in (*scene.changed, *scene.added) if x[0] == "t" and x in tensors}, key=_num):
-            info = tensors[tid]
-            old = scene.before(tid)
-            before = None if old is None else old.grad
-            if before != info.grad and (old is not None or info.grad is not None):
-                changes.append(GradChange(tid, before, info.grad))
+        changes = grad_changes((*scene.changed, *scene.added), scene.before, tensors)
         if not backward_events:
             return [Grad(c) for c in changes]
         out: list[Event] = []
@@ -825,9 +746,6 @@ class Tracer(RunDriver):
 
 
 # ------------------------------------------------------------------ helpers
-#: in-place calls that change a tensor's autograd flags and leave its version alone
-_FLAG_OPS = frozenset({"detach_", "requires_grad_"})
-
 #: names a notebook shell keeps for itself (``Out`` holds every displayed result)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
@@ -934,6 +852,9 @@ _TREE_FIELDS = operator.itemgetter("_parameters", "_buffers", "_modules")
 _values = dict.values
 
 
+_LISTING_NAMES = ["named_parameters", "named_buffers", "named_modules", "_named_members"]
+
+
 def _listing(cls: type) -> tuple[Any, ...]:
     return (cls.named_parameters, cls.named_buffers, cls.named_modules, cls._named_members)  # type: ignore[attr-defined]
 
@@ -947,12 +868,16 @@ class _ModuleTree:
     ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
     its own way is never cached (:meth:`of` gives None)."""
 
-    __slots__ = ("classes", "fields", "found", "keys", "module", "modules", "name", "types", "values")
+    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "owners", "types",
+                 "values")
 
     def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
         self.module, self.name, self.found = module, name, found
         self.modules: list[Any] = []
         self.classes: list[type] = []
+        #: each class four times, and the four methods that list (the base's: checked when listed)
+        self.owners: list[type] = []
+        self.listing: list[Any] = []
         self.fields: list[Any] = []
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -974,6 +899,8 @@ class _ModuleTree:
             tree.classes = list(dict.fromkeys(map(type, tree.modules)))
             if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
                 return None
+            tree.owners = [c for c in tree.classes for _ in _LISTING_NAMES]
+            tree.listing = list(_MODULE_LISTING) * len(tree.classes)
             tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
             if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
                 return None
@@ -995,7 +922,7 @@ class _ModuleTree:
         values = list(_chain(map(_values, fields)))
         return (type(self.module) is self.classes[0] and _all_is(values, self.values)
                 and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
-                and all(_listing(c) == _MODULE_LISTING for c in self.classes))
+                and _all_is(list(map(getattr, self.owners, _LISTING_NAMES * len(self.classes))), self.listing))
 
 
 _PLAIN_DICTS = (dict, collections.OrderedDict)
@@ -1012,20 +939,6 @@ def _foreign_memory(t: torch.Tensor) -> bool:
         return not t.untyped_storage().resizable()
     except Exception:
         return False
-
-
-def _scope_of(name: str) -> str:
-    """``fib()#3`` for ``fib()#3.a``, ``f()`` for ``f().xs[0]``, ``""`` for a module-level name."""
-    i = name.find("().")
-    j = name.find("()#")
-    if i < 0 and j < 0:
-        return ""
-    if j < 0 or 0 <= i < j:
-        return name[: i + 2]
-    k = j + 3
-    while k < len(name) and name[k].isdigit():
-        k += 1
-    return name[:k]
 
 
 def _reachable(root: str | None, nodes: Mapping[str, NodeInfo]) -> set[str]:

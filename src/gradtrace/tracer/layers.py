@@ -83,8 +83,7 @@ class Layered(Mapping[str, V], Generic[V]):
                 out[k] = x
         if not in_order:
             out = dict(sorted(out.items(), key=lambda kv: _num(kv[0])))
-        self._flat = out
-        self._base, self._put, self._gone = None, {}, ()  # built: the earlier steps' changes are not needed
+        self._flat = out  # the layers stay: another thread may be reading them to build a later step
         return out
 
     def __getitem__(self, key: str) -> V:

@@ -1,0 +1,137 @@
+"""What changed between two steps, as events (tracer layer; pure: plain data in, events out).
+
+Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
+
+The tracer reads the live objects and hands these functions ids and records only:
+the names before and after, the tensors' infos before and after (for the ids the
+statement touched), the in-place calls it heard and the versions that moved. No
+torch here: the events of a step can be computed (and tested) from plain data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from ..model import UNSEEN_WRITE, Bind, Event, GradChange, Mutate, Rebind, TensorInfo, Unbind
+
+#: in-place calls that change a tensor's autograd flags and leave its version alone
+FLAG_OPS = frozenset({"detach_", "requires_grad_"})
+
+_Infos = Callable[[str], "TensorInfo | None"]
+
+
+def _num(xid: str) -> int:
+    return int(xid[1:])
+
+
+def scope_of(name: str) -> str:
+    """``fib()#3`` for ``fib()#3.a``, ``f()`` for ``f().xs[0]``, ``""`` for a module-level name."""
+    i = name.find("().")
+    j = name.find("()#")
+    if i < 0 and j < 0:
+        return ""
+    if j < 0 or 0 <= i < j:
+        return name[: i + 2]
+    k = j + 3
+    while k < len(name) and name[k].isdigit():
+        k += 1
+    return name[:k]
+
+
+def binding_events(
+    prev: Mapping[str, str], bindings: Mapping[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
+    held_by_nodes: Callable[[str], tuple[str, ...]], live_scopes: Callable[[], set[str]],
+) -> list[Event]:
+    """Bind, Rebind, Unbind for the scopes whose names changed (``olds``: as they were, ``news``: now).
+
+    ``prev`` and ``bindings`` are all names before and now; ``held_by_nodes(tid)`` the shown nodes
+    holding a tensor; ``live_scopes()`` the labels of the functions still running (their names
+    that went away were deleted; a returned function's names go with it, silently).
+    """
+    if not olds and not news:
+        return []
+
+    def holders(tid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(n for n, t in bindings.items() if t == tid), held_by_nodes(tid)
+
+    out: list[Event] = []
+    for scope in news:
+        for name, tid in scope.items():
+            old = prev.get(name)
+            if old is None:
+                out.append(Bind(name, tid))
+            elif old != tid:
+                out.append(Rebind(name, old, tid, *holders(old)))
+    live: set[str] | None = None
+    for scope in olds:
+        for name, old in scope.items():
+            if name in bindings or prev.get(name) != old:
+                continue
+            label = scope_of(name)
+            if label:
+                if live is None:
+                    live = live_scopes()
+                if label not in live:
+                    continue  # the function returned: its names went with it
+            out.append(Unbind(name, old, *holders(old)))
+    return out
+
+
+def mutate_events(
+    mutated: list[tuple[str, int, int]], direct: dict[str, str], before: _Infos, tensors: Mapping[str, TensorInfo],
+    changed: Iterable[str], stale: Callable[[str, int], tuple[tuple[str, str], ...]],
+) -> list[Event]:
+    """Mutate events: ``(tid, version before, now)`` for the versions that moved, ``direct`` the tensors the
+    statement's in-place calls were made on (id -> the call), ``before(tid)`` a tensor's info at the step
+    before, ``tensors`` now, ``changed`` the tensors whose info is new (a value written behind the version
+    counter shows there), ``stale(tid, version)`` the saved values the change made stale."""
+    out: list[Event] = []
+    for tid, v0, v1 in mutated:
+        info = tensors.get(tid)
+        was = before(tid)
+        via = None
+        if tid not in direct:
+            via = next(iter(direct), None)
+        out.append(
+            Mutate(
+                tensor=tid,
+                version_before=v0,
+                version_after=v1,
+                grad_fn_before=None if was is None else was.grad_fn,
+                grad_fn_after=None if info is None else info.grad_fn,
+                stale=stale(tid, v1),
+                via=via,
+                op=direct.get(tid, direct.get(via, "") if via else ""),
+            )
+        )
+    done = {tid for tid, _v0, _v1 in mutated}
+    for tid, op in direct.items():  # in place on the flags, not the values: no version bump
+        was, now = before(tid), tensors.get(tid)
+        if tid in done or op not in FLAG_OPS or was is None or now is None:
+            continue
+        if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
+            out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
+            done.add(tid)
+    done.update(direct)
+    for tid in sorted((x for x in changed if x[0] == "t"), key=_num):
+        # new values, same version: .data =, set_, NumPy, an alias
+        was, now = before(tid), tensors.get(tid)
+        if now is None:
+            continue
+        if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
+                or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
+            continue
+        out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
+    return out
+
+
+def grad_changes(touched: Iterable[str], before: _Infos, tensors: Mapping[str, TensorInfo]) -> list[GradChange]:
+    """How ``.grad`` changed for the ``touched`` tensors shown now (id order)."""
+    changes = []
+    for tid in sorted({x for x in touched if x[0] == "t" and x in tensors}, key=_num):
+        info = tensors[tid]
+        old = before(tid)
+        was = None if old is None else old.grad
+        if was != info.grad and (old is not None or info.grad is not None):
+            changes.append(GradChange(tid, was, info.grad))
+    return changes
