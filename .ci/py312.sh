@@ -26,7 +26,7 @@ if ! "$venv/bin/python" -c "import torch, torchvision, torchviz, pytest, hypothe
 fi
 
 tests=()
-for t in tests/test_tracer_*.py tests/test_fidelity*.py tests/regressions tests/test_fuzz.py tests/test_makedot_models.py; do
+for t in tests/test_tracer_*.py tests/test_recorder_*.py tests/test_fidelity*.py tests/regressions tests/test_fuzz.py tests/test_makedot_models.py; do
   [ -e "$t" ] && tests+=("$t")
 done
 echo "py312: $("$venv/bin/python" -c 'import sys, torch; print("Python", sys.version.split()[0], "torch", torch.__version__)')"

@@ -112,6 +112,20 @@ def _differences(a: Any, b: Any, where: str = "") -> set[str]:
     return set() if a == b else {where}
 
 
+#: (node name prefix, saved value): scratch memory PyTorch saves without writing it first. Two runs
+#: on one path can read the same bytes by chance while the other path reads others.
+WORKSPACES = (("MkldnnRnnLayerBackward", "result3"),)
+
+
+def _without_workspace(doc: Any) -> Any:
+    """The trace's JSON with the values of saved scratch buffers left out (see WORKSPACES)."""
+    for node in doc.get("nodes", []):
+        for saved in node.get("saved", []):
+            if any(node["name"].startswith(prefix) and saved["name"] == name for prefix, name in WORKSPACES):
+                saved["value"] = None
+    return doc
+
+
 def assert_same_trace(source: str, max_steps: int = 1000) -> Trace:
     a, out_a, exc_a = traced(source, "settrace", max_steps)
     b, out_b, exc_b = traced(source, "monitoring", max_steps)
@@ -124,7 +138,7 @@ def assert_same_trace(source: str, max_steps: int = 1000) -> Trace:
         # Memory PyTorch leaves uninitialised (an LSTM's workspace, saved for backward) differs from
         # run to run on one path too: only what is the same in two settrace runs must match.
         again, _out, _exc = traced(source, "settrace", max_steps)
-        ja, jb, jagain = (json.loads(t.to_json()) for t in (a, b, again))
+        ja, jb, jagain = (_without_workspace(json.loads(t.to_json())) for t in (a, b, again))
         noise = _differences(ja, jagain)
         differ = _differences(ja, jb) - noise
         assert not differ, f"the paths' traces differ at {sorted(differ)[:5]}"

@@ -6,8 +6,10 @@ The code runs with ``exec`` in the learner's namespace, exactly as it would
 without gradtrace; the run driver (:mod:`.driver`: ``sys.monitoring`` on Python
 3.12+, ``sys.settrace`` otherwise) reports each line of the traced source, and
 the state right after each statement is recorded as a :class:`~gradtrace.model.Step`
-(ids and plain values only). A torch function mode (:mod:`.recorder`) tells
-which torch calls the statement made. Past ``max_steps`` the code runs on with
+(ids and plain values only). The recorder (:mod:`.recorder`) tells what the
+statement did: ``backward()`` calls heard from their frames (:mod:`.backward`),
+modules' forward calls from global hooks, and, only for statements whose text
+needs it, every torch call through a torch function mode. Past ``max_steps`` the code runs on with
 only a line counter attached, and one last snapshot records the final state.
 """
 

@@ -129,7 +129,6 @@ class RunDriver:
         self.error: Error | None = None
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
-        self._mode_on = False
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
         self._needs: dict[Statement, tuple[bool, bool]] = {}
         self.internal_error: Exception | None = None
@@ -219,11 +218,10 @@ class RunDriver:
         _last_trace[:] = [trace]
         return trace
 
-    def _start_mode(self) -> None:
+    def _start_recording(self) -> None:
         self.recorder.watch_modules()
-        self._mode_on = True
         if self.capped:  # the baseline snapshot failed: run plainly, counting
-            self._stop_mode()
+            self._stop_recording()
 
     def _run_settrace(self, call: Callable[[], Any]) -> bool:
         """Run under :func:`sys.settrace`; True when the program replaced the trace function."""
@@ -231,7 +229,7 @@ class RunDriver:
         self.line_events = "settrace"
         old = sys.gettrace()
         self.recorder.ours = self._global
-        self._start_mode()
+        self._start_recording()
         if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
             # Python 3.12 delivers opcode events only if some frame asked for them before
             # sys.settrace was called: ask once, so lines holding several statements are followed.
@@ -250,7 +248,7 @@ class RunDriver:
             dropped = now is None and self.exception is not None and not isinstance(self.exception, Exception)
             taken = now != self._global and not dropped
             sys.settrace(old)
-            self._stop_mode()
+            self._stop_recording()
         return taken
 
     def _failure_words(self, err: BaseException) -> str:
@@ -262,10 +260,9 @@ class RunDriver:
         return (f"{where} because the tracer failed ({type(err).__name__}: {err}); the code itself ran on "
                 "unchanged. Please report this with the code that caused it.")
 
-    def _stop_mode(self) -> None:
+    def _stop_recording(self) -> None:
         self.recorder.active = False
         self.recorder.unwatch_modules()  # also takes the torch function mode off, if on
-        self._mode_on = False
 
     def _traced(self, frame: types.FrameType) -> bool:
         code = frame.f_code
@@ -427,9 +424,9 @@ class RunDriver:
             self._cap()
 
     def _cap(self) -> None:
-        """Stop recording: the code runs on, counted, with no torch mode."""
+        """Stop recording: the code runs on, counted, with no torch function mode and no module hooks."""
         self.capped = True
-        self._stop_mode()
+        self._stop_recording()
         self.recorder.clear()
 
     # ---------------------------------------------------- sys.monitoring
@@ -463,7 +460,7 @@ class RunDriver:
             mon.restart_events()
             for event, callback in callbacks.items():
                 mon.register_callback(tool, event, callback)
-            self._start_mode()
+            self._start_recording()
             for code in _BACKWARD_KIND:  # a backward call's end (its start is a global PY_START)
                 mon.set_local_events(tool, code, ev.PY_RETURN)
             mon.set_events(tool, ev.PY_START | ev.PY_RESUME | ev.PY_THROW | ev.PY_UNWIND | ev.RAISE)
@@ -482,7 +479,7 @@ class RunDriver:
                 mon.free_tool_id(tool)
                 mon.restart_events()  # leave no disabled events behind for the next holder of the id
                 self._tool = None
-                self._stop_mode()
+                self._stop_recording()
                 self._frames.clear()
                 self._codes.clear()
 

@@ -269,10 +269,10 @@ class Recorder(TorchFunctionMode):
     # ------------------------------------------------- the mode, per statement
     def mode_on(self) -> None:
         """Statement by statement: turn the torch function mode on (nested pushes count)."""
-        if self.pushed == 0:
-            torch._C._push_on_torch_function_stack(self)
-        self.pushed += 1
+        self.pushed += 1  # counted first: an interrupt right after leaves no uncounted mode on the stack
         self.mode_statements += 1
+        if self.pushed == 1:
+            torch._C._push_on_torch_function_stack(self)
 
     def mode_off(self) -> None:
         if self.pushed == 0:
@@ -282,8 +282,10 @@ class Recorder(TorchFunctionMode):
             _remove_mode(self)
 
     def mode_off_all(self) -> None:
-        if self.pushed:
-            self.pushed = 0
+        """Recording stops: the mode leaves the stack, whatever the count says (an interrupt may
+        have landed between a count and its push or pop)."""
+        self.pushed = 0
+        if torch._C._len_torch_function_stack() > 0:
             _remove_mode(self)
 
     # ------------------------------------------------------------ backward
@@ -358,7 +360,8 @@ class Recorder(TorchFunctionMode):
             with torch._C.DisableTorchFunctionSubclass():
                 for a in _tensors(args):
                     inputs.append((a, version_of(a)))
-                if getattr(module, "inplace", False) is True and self.on_node is not None:
+                # (read from the instance: a Module's __getattr__ costs microseconds when the name is absent)
+                if vars(module).get("inplace") is True and self.on_node is not None:
                     # ReLU(inplace=True) is about to change its input: read what saved it first
                     path = self.module_path(self._modules[-2]) if len(self._modules) > 1 else ""
                     for a, _v in inputs:
