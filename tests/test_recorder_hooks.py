@@ -167,3 +167,83 @@ def test_monitoring_leaves_no_events_on_the_backward_codes() -> None:
     for tool in range(6):
         for code in BACKWARD_CODES:
             assert mon.get_local_events(tool, code) == 0
+
+
+MODULES = """\
+import torch
+class Child(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+    def forward(self, x):
+        return self.lin(x).tanh()
+class Parent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = Child()
+        self.out = torch.nn.Linear(3, 1)
+    def forward(self, x):
+        h = (x * 2 + 1).exp()
+        h = self.child(h) * h
+        return self.out(h).sum()
+torch.manual_seed(0)
+model = Parent()
+x = torch.randn(4, 3, requires_grad=True)
+loss = model(x)
+"""
+
+
+class _WhoMade(torch.overrides.TorchFunctionMode):
+    """The test's own record of which module was running when each node was made."""
+
+    def __init__(self, names: dict[torch.nn.Module, str]) -> None:
+        super().__init__()
+        self.names = names
+        self.stack: list[str] = []
+        self.made: list[tuple[str, str]] = []
+        self.seen: set[Any] = set()
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        for o in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(o, torch.Tensor) and o.grad_fn is not None:
+                todo = [o.grad_fn]  # the call's nodes: those it reaches that no earlier call made
+                while todo:
+                    node = todo.pop()
+                    if node is None or node in self.seen:
+                        continue
+                    self.seen.add(node)
+                    self.made.append((node.name(), self.stack[-1] if self.stack else ""))
+                    todo.extend(n for n, _ in node.next_functions)
+        return out
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_node_belongs_to_the_module_that_was_running_when_it_was_made(path: str) -> None:
+    """Nodes a module's caller made before the call are the caller's, not the called module's, although a
+    walk from the called module's output reaches them (the tiny GPT's attention ops were told as c_proj's)."""
+    from torch.nn.modules import module as mod
+
+    ns = _plain(MODULES.split("torch.manual_seed")[0])
+    torch.manual_seed(0)
+    model = ns["Parent"]()
+    names = {m: ("model." + n if n else "model") for n, m in model.named_modules()}
+    who = _WhoMade(names)
+    def leave(m: torch.nn.Module, a: Any, o: Any) -> None:
+        who.stack.pop()
+
+    handles = [mod.register_module_forward_pre_hook(lambda m, a: who.stack.append(names[m])),
+               mod.register_module_forward_hook(leave)]
+    try:
+        with who:
+            model(torch.randn(4, 3, requires_grad=True))
+    finally:
+        for h in handles:
+            h.remove()
+    want = sorted({(n.split("::")[-1], m) for n, m in who.made})
+    assert {m for _n, m in want} >= {"model", "model.child", "model.child.lin", "model.out"}
+
+    _tracer, trace, _ns = _trace(MODULES, path)
+    nodes = trace.steps[-1].nodes.values()
+    got = sorted({(n.name, n.module) for n in nodes})
+    assert got == want, (got, want)

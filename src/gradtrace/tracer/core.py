@@ -198,6 +198,7 @@ class Tracer(RunDriver):
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
         prev = self.prev
+        book.module = rec.running_module()  # the statement's own new nodes were made in it
         book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:

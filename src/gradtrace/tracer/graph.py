@@ -257,6 +257,9 @@ class GraphBook:
         self.work: dict[str, int] = {"nodes": 0, "summaries": 0}
         #: summaries made only when read (a one-off picture: most values are never drawn)
         self.lazy = False
+        #: the module new nodes belong to when a walk is not told (the innermost module running while
+        #: the tracer takes a step inside a forward: the statement's own calls were made in it)
+        self.module = ""
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -306,11 +309,14 @@ class GraphBook:
         """One snapshot is taken: drop what held tensors for its duration."""
         self.dirty = set()
         self._fresh.clear()
+        self.module = ""
 
     def walk(
-        self, root: Any, output: torch.Tensor | None = None, module: str = "", packed: bool = False
+        self, root: Any, output: torch.Tensor | None = None, module: str | None = None, packed: bool = False
     ) -> list[str]:
         """Record every node reachable from ``root`` not seen before; new ids in creation order.
+
+        ``module``: the path of the module the new nodes were made in; :attr:`module` when not given.
 
         ``packed``: the new nodes were made while ``saved_tensors_hooks`` (or a checkpoint)
         were active. Their saved values are handed to the learner's unpack hook on every
@@ -327,6 +333,8 @@ class GraphBook:
             if is_new:
                 new.append((nid, node, nexts))
         root_id = ids.node(root)
+        if module is None:
+            module = self.module
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)

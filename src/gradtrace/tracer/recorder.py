@@ -348,6 +348,10 @@ class Recorder(TorchFunctionMode):
         if self.on_stop is not None:
             self.on_stop()
 
+    def running_module(self) -> str:
+        """The path of the innermost module whose forward is running now ("" outside any)."""
+        return self.module_path(self._modules[-1]) if self._modules else ""
+
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         if _get_ident() != self.thread:
             return  # another thread's module: the hooks are global, the recording is the run's thread's
@@ -360,9 +364,10 @@ class Recorder(TorchFunctionMode):
             with torch._C.DisableTorchFunctionSubclass():
                 for a in _tensors(args):
                     inputs.append((a, version_of(a)))
-                # (read from the instance: a Module's __getattr__ costs microseconds when the name is absent)
-                if vars(module).get("inplace") is True and self.on_node is not None:
-                    # ReLU(inplace=True) is about to change its input: read what saved it first
+                if self.on_node is not None:
+                    # The nodes behind the inputs were made before this module ran: they are the caller's
+                    # (a walk from this module's output on the way out would otherwise claim them), and an
+                    # in-place module (ReLU(inplace=True)) is about to change what they saved: read it now.
                     path = self.module_path(self._modules[-2]) if len(self._modules) > 1 else ""
                     for a, _v in inputs:
                         if grad_fn_of(a) is not None:
