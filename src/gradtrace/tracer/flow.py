@@ -3,8 +3,10 @@
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
 When the learner's code calls ``backward()`` (or ``torch.autograd.grad``), the
-tracer puts a pre-hook and a hook on every node the call can reach, runs the
-call exactly as made, and removes every hook again, even when the call raises.
+tracer (:mod:`.backward`) puts a pre-hook and a hook on every node the call can
+reach, lets the call run exactly as made, and removes every hook again when its
+frame ends, even when the call raises. This module finds those nodes and
+summarizes the gradients the hooks see.
 The hooks return nothing (gradients pass unchanged: PyTorch's results are
 bit-identical with and without them) and capture only node ids and value
 summaries, never a node or a tensor, so they keep no graph alive.
@@ -12,12 +14,11 @@ summaries, never a node or a tensor, so they keep no graph alive.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from ..model import Flow, Summary
+from ..model import Summary
 from .ids import Ids
 from .quiet import quiet
 from .summary import MAX_ELEMENTS, summarize
@@ -59,34 +60,3 @@ def _reachable(roots: list[Any], ids: Ids) -> list[tuple[Any, str]] | None:
             return None
         stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
     return found
-
-
-def watched(roots: list[Any], ids: Ids, run: Callable[[], Any], flow: list[Flow]) -> Any:
-    """``run()`` with every node under ``roots`` watched; appends to ``flow`` in engine order."""
-    nodes = _reachable(roots, ids)
-    if not nodes:
-        return run()
-    entered: dict[str, tuple[Summary | None, ...]] = {}
-    handles: list[Any] = []
-
-    def pre(nid: str) -> Callable[[Any], None]:
-        def hook(grad_outputs: Any) -> None:
-            entered[nid] = _summaries(grad_outputs)
-
-        return hook
-
-    def post(nid: str) -> Callable[[Any, Any], None]:
-        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
-            flow.append(Flow(nid, entered.pop(nid, _summaries(grad_outputs)), _summaries(grad_inputs)))
-
-        return hook
-
-    try:
-        for node, nid in nodes:
-            handles.append(node.register_prehook(pre(nid)))
-            handles.append(node.register_hook(post(nid)))
-        del nodes
-        return run()
-    finally:
-        for handle in handles:
-            handle.remove()

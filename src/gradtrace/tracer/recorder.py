@@ -59,14 +59,6 @@ def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, defau
     return kwargs.get(name, default)
 
 
-def _as_list(x: Any) -> list[torch.Tensor]:
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for t in x if isinstance(t, torch.Tensor)]
-    return []
-
-
 _FunctionType = types.FunctionType
 _get_ident = threading.get_ident
 _NormBase = torch.nn.modules.batchnorm._NormBase
