@@ -32,6 +32,19 @@ KNOWN = {
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
     "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
                             "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
+    "custom_function_nondiff": "the outputs of a custom Function whose forward names them (vals, idx = t.sort()) show "
+                               "requires_grad False and no grad_fn after apply(): first read inside forward, before autograd "
+                               "sets grad_fn, and never re-read (core.py _rechecks)",
+    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode: the mode's `return func(...)` step "
+                             "shows the old value and version, the change is credited to the outer statement",
+    "settrace_inplace": "the learner's sys.settrace function sees a call of the recorder's __torch_function__ "
+                        "during an in-place statement (recorder.py: the torch function mode is Python code)",
+    "tf_mode_inplace": "a learner's TorchFunctionMode sees extra __get__ calls during in-place statements: the "
+                       "recorder's mode reads tensor attributes with the learner's mode below it on the stack",
+    "tf_mode_data_grad": "a learner's TorchFunctionMode runs extra times (the recorder's attribute reads reach it) "
+                         "during .data/.grad writes and detach_(), so its own statements run more often than plainly",
+    "tf_mode_changes_result": "a learner's TorchFunctionMode is called for the recorder's own attribute reads in "
+                              "in-place statements, so its code runs more often traced than plain",
 }
 if choose_line_events(None) == "settrace":
     KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "
