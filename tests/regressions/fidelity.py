@@ -460,6 +460,11 @@ def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
+        # Python 3.12 gives "opcode" events (which tell the statements of one line apart) only if some
+        # frame asked for them before sys.settrace: ask once here, then each frame asks for itself
+        here = sys._getframe()
+        here.f_trace_opcodes = True
+        here.f_trace_opcodes = False
         sys.settrace(watcher.hook)
         try:
             exec(compile(source, FILENAME, "exec"), ns)
