@@ -32,11 +32,12 @@ KNOWN = {
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
     "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
                             "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
-    "custom_function_nondiff": "the outputs of a custom Function whose forward names them (vals, idx = t.sort()) show "
-                               "requires_grad False and no grad_fn after apply(): first read inside forward, before autograd "
-                               "sets grad_fn, and never re-read (core.py _rechecks)",
-    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode: the mode's `return func(...)` step "
-                             "shows the old value and version, the change is credited to the outer statement",
+    "custom_function_nondiff": "the outputs of a custom Function whose forward names them (vals, idx = t.sort()) "
+                               "show requires_grad False and no grad_fn after apply(): first read inside forward, "
+                               "before autograd sets grad_fn, and never re-read (core.py _rechecks)",
+    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode: the mode's "
+                             "`return func(...)` step shows the old value and version, the change is credited to "
+                             "the outer statement",
     "settrace_inplace": "the learner's sys.settrace function sees a call of the recorder's __torch_function__ "
                         "during an in-place statement (recorder.py: the torch function mode is Python code)",
     "tf_mode_inplace": "a learner's TorchFunctionMode sees extra __get__ calls during in-place statements: the "
