@@ -35,9 +35,13 @@ KNOWN = {
     "custom_function_nondiff": "the outputs of a custom Function whose forward names them (vals, idx = t.sort()) "
                                "show requires_grad False and no grad_fn after apply(): first read inside forward, "
                                "before autograd sets grad_fn, and never re-read (core.py _rechecks)",
-    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode: the mode's "
-                             "`return func(...)` step shows the old value and version, the change is credited to "
-                             "the outer statement",
+    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
+                             "statements: the in-place call is credited to the handler's first step, before the "
+                             "kernel ran, and the step that ran it shows the old value",
+    "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
+                             "tensor it changed in place with its old value",
+    "tf_mode_no_inplace": "a learner's TorchFunctionMode sees extra __get__ calls under no_grad, where the "
+                          "recorder's mode is pushed for every statement (as tf_mode_inplace)",
     "settrace_inplace": "the learner's sys.settrace function sees a call of the recorder's __torch_function__ "
                         "during an in-place statement (recorder.py: the torch function mode is Python code)",
     "tf_mode_inplace": "a learner's TorchFunctionMode sees extra __get__ calls during in-place statements: the "
