@@ -13,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import given, settings
-from regressions.fidelity import KNOWN_CLASSES, check_fidelity, run_watched
+from regressions.fidelity import KNOWN_CLASSES, _same_stats, check_fidelity, run_watched
 from test_fuzz import FUZZ, programs
 
+import gradtrace
 from gradtrace.tracer.driver import choose_line_events
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
@@ -82,3 +84,18 @@ def test_watcher_tells_apart_statements_of_one_line() -> None:
     two, _ = run_watched("def g():\n    a = 1\ng()\ng()\nx = 1\n")
     assert [m.frame for m in one.moments] == [m.frame for m in two.moments]
     assert len({m.lineno for m in one.moments if m.frame == "<module>"}) == 3
+
+
+def test_oracle_checks_large_tensors_by_their_stats() -> None:
+    # a tensor of more than 16 elements is shown as (min, mean, max): the oracle compares those too
+    ns: dict[str, object] = {}
+    trace = gradtrace.trace_code("import torch\ny = torch.arange(40.)\n", ns)
+    shown = trace.last.tensors[trace.last.bindings["y"]].value
+    y = ns["y"]
+    assert isinstance(y, torch.Tensor) and shown is not None and shown.values is None
+    assert _same_stats(shown, y)
+    y[5] += 1  # min and max stay: the mean tells
+    assert not _same_stats(shown, y)
+    y[5] -= 1
+    y[0] = -1.0
+    assert not _same_stats(shown, y)
