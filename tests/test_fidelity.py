@@ -30,8 +30,6 @@ KNOWN = {
                                 "shows it alive (saved versions are read after the call: recorder/graph.py)",
     "saved_value_unseen_write": "a saved value written without a version bump (.data, BatchNorm's running stats) "
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
-    "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
-                            "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
 }
 if choose_line_events(None) == "settrace":
     KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "

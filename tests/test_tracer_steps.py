@@ -77,3 +77,39 @@ def test_the_node_a_write_through_a_view_made_names_its_output_whatever_the_hash
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == ["True", "True"], f"hash seed {seed}: {out.stdout}"
 
+
+
+FUNCTION = (
+    "import torch\n"
+    "class Scale(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(t, k):\n"
+    "        return t * k\n"
+    "    @staticmethod\n"
+    "    def setup_context(ctx, inputs, output):\n"
+    "        ctx.k = inputs[1]\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, g):\n"
+    "        return g * ctx.k, None\n"
+    "x = torch.tensor([1., 2.], requires_grad=True)\n"
+    "y = Scale.apply(x, 3.0)\n"
+    "n = 1\n"
+)
+
+
+def test_an_output_read_inside_setup_context_shows_the_grad_fn_autograd_gave_it_after():
+    trace, tracer, ns = _run(FUNCTION)
+    for step in trace.steps[-2:]:
+        info = step.tensors[step.bindings["y"]]
+        assert info.requires_grad == ns["y"].requires_grad
+        assert info.grad_fn is not None and step.nodes[info.grad_fn].name == type(ns["y"].grad_fn).__name__
+    assert tracer.work["unsettled"] >= 1
+    assert not tracer._unsettled  # read again once outside the call, then no more
+
+
+def test_statements_outside_functions_read_nothing_again_for_their_flags():
+    _trace, tracer, _ns = _run(CHAIN_AT_MODULE_LEVEL)
+    assert tracer.work["unsettled"] == 0
+
+
+CHAIN_AT_MODULE_LEVEL = "import torch\nh = torch.zeros(2)\nfor _ in range(30):\n    h = h + 1\n"

@@ -147,6 +147,8 @@ class Tracer(RunDriver):
         self._threads_seen: frozenset[int | None] | None = None
         #: id(module) -> its tree as last listed, with its (name, tensor) pairs
         self._modules_seen: dict[int, _ModuleTree] = {}
+        #: tensors read inside a function before autograd may have set their flags -> the stack depth then
+        self._unsettled: dict[str, int] = {}
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -201,7 +203,8 @@ class Tracer(RunDriver):
         bindings, olds, news = self._names(frame)
         mutated, dead = scene.scan()
         others = self._other_threads()
-        if not (heard or olds or news or mutated or dead or book.changed or error is not None) and prev is not None \
+        if not (heard or olds or news or mutated or dead or book.changed or error is not None or self._unsettled) \
+                and prev is not None \
                 and bindings is prev.bindings and self._roots_of is bindings and self._views_at == scene.updates \
                 and not self.capped and not others:
             # nothing the statement did can show: the step before's picture, shared
@@ -243,6 +246,8 @@ class Tracer(RunDriver):
                 roots[nid] = roots.get(nid, 0) + 1
             self._roots_of = None if extra else bindings
         scene.update(roots, self._rechecks(mutated, others), book.changed, dead)
+        if self._stack:
+            self._note_unsettled()
         if book.changed:
             book.changed = set()
         tensors, nodes = self._views(prev)
@@ -328,7 +333,26 @@ class Tracer(RunDriver):
             held = by_storage.get(s)
             if held:
                 out.update(held)
+        unsettled = self._unsettled
+        if unsettled:  # read again now; those read in a call that has since returned for the last time
+            out.update(unsettled)
+            depth = len(self._stack)
+            self._unsettled = {tid: d for tid, d in unsettled.items() if d <= depth and tid in scene.tensors}
         return out
+
+    def _note_unsettled(self) -> None:
+        """Tensors read inside a function showing no ``grad_fn`` and no ``requires_grad``: the call may be one
+        that torch made from within an op (a Function's ``setup_context``, a dispatch mode's
+        ``__torch_dispatch__``), and autograd gives the op's outputs their ``grad_fn`` only when it returns.
+        They are read again at each step until a step outside the function."""
+        tensors = self.scene.tensors
+        depth = len(self._stack)
+        for x in (*self.scene.added, *self.scene.changed):
+            if x[0] == "t" and x not in self._unsettled:
+                info = tensors.get(x)
+                if info is not None and info.grad_fn is None and not info.requires_grad:
+                    self._unsettled[x] = depth
+                    self.work["unsettled"] += 1
 
     def _other_threads(self) -> bool:
         """True when a thread started since the trace began runs, or ran since the last snapshot
@@ -348,6 +372,7 @@ class Tracer(RunDriver):
         self._stack_pos.clear()
         self._globals_src = _Source()
         self._modules_seen.clear()
+        self._unsettled.clear()
         self._cold = True
 
     def _outside_writers(self) -> list[torch.Tensor]:
@@ -887,8 +912,8 @@ class _ModuleTree:
     ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
     its own way is never cached (:meth:`of` gives None)."""
 
-    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "owners", "types",
-                 "values")
+    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "names", "owners",
+                 "types", "values")
 
     def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
         self.module, self.name, self.found = module, name, found
@@ -896,6 +921,7 @@ class _ModuleTree:
         self.classes: list[type] = []
         #: each class four times, and the four methods that list (the base's: checked when listed)
         self.owners: list[type] = []
+        self.names: list[str] = []
         self.listing: list[Any] = []
         self.fields: list[Any] = []
         self.keys: list[Any] = []
@@ -919,6 +945,7 @@ class _ModuleTree:
             if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
                 return None
             tree.owners = [c for c in tree.classes for _ in _LISTING_NAMES]
+            tree.names = _LISTING_NAMES * len(tree.classes)
             tree.listing = list(_MODULE_LISTING) * len(tree.classes)
             tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
             if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
@@ -931,17 +958,21 @@ class _ModuleTree:
         return tree
 
     def same(self) -> bool:
-        """True when nothing that the listing depends on changed since."""
+        """True when nothing that the listing depends on changed since (a few C-level passes, no list of
+        pairs: each pass stops at the first difference)."""
         try:  # (a __dict__ replaced as a whole shows as its three dicts replaced)
             fields = list(_chain(map(_TREE_FIELDS, map(vars, self.modules))))
         except Exception:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
             return False
+        if sum(map(len, fields)) != len(self.values):  # an entry added or removed
+            return False
         values = list(_chain(map(_values, fields)))
-        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
-                and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
-                and _all_is(list(map(getattr, self.owners, _LISTING_NAMES * len(self.classes))), self.listing))
+        return (type(self.module) is self.classes[0] and all(map(operator.is_, values, self.values))
+                and all(map(operator.is_, _chain(fields), self.keys))
+                and all(map(operator.is_, map(type, values), self.types))
+                and all(map(operator.is_, map(getattr, self.owners, self.names), self.listing)))
 
 
 _PLAIN_DICTS = (dict, collections.OrderedDict)
