@@ -32,11 +32,6 @@ KNOWN = {
                                 "shows it alive (saved versions are read after the call: recorder/graph.py)",
     "saved_value_unseen_write": "a saved value written without a version bump (.data, BatchNorm's running stats) "
                                 "keeps showing its old values (graph.py summaries are keyed by version)",
-    "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
-                            "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
-    "custom_function_nondiff": "the outputs of a custom Function whose forward names them (vals, idx = t.sort()) "
-                               "show requires_grad False and no grad_fn after apply(): first read inside forward, "
-                               "before autograd sets grad_fn, and never re-read (core.py _rechecks)",
     "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
                              "statements: the in-place call is credited to the handler's first step, before the "
                              "kernel ran, and the step that ran it shows the old value",
