@@ -119,6 +119,7 @@ class Tracer(RunDriver):
         self.recorder.watch = self._watch_backward
         self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
+        self.recorder.known_node = self.ids.node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []

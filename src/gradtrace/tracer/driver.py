@@ -64,6 +64,12 @@ _CO_OPTIMIZED = 0x1
 _DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
 _BACKWARD_KIND = BACKWARD_CODES
+#: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
+_BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
+#: what :meth:`RunDriver._kind` says of a code object, besides None and a backward call's kind
+_UNSEEN = object()
+_FUNCTION = object()
+_OTHER = object()
 
 _last_trace: list[Trace] = []
 
@@ -136,6 +142,10 @@ class RunDriver:
         self._labels: dict[types.FrameType, str] = {}
         self._calls: dict[types.CodeType, int] = {}
         self._live: dict[types.CodeType, int] = {}
+        #: id(code object) -> what a call of it is to the run (settrace path, see :meth:`_kind`), and
+        #: the code objects, kept so that their ids stay theirs
+        self._kinds: dict[int, Any] = {}
+        self._kept: list[types.CodeType] = []
         #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
         self.entry: types.CodeType | None = None
         #: > 0 while a run started inside this one is going on
@@ -146,7 +156,7 @@ class RunDriver:
         self._tool: int | None = None
         self._thread = 0
         self._frames: dict[types.FrameType, bool] = {}
-        self._codes: dict[types.CodeType, bool] = {}
+        self._codes: dict[int, types.CodeType] = {}  # by id (see _BACKWARD_BY_ID)
         self._line_of: dict[types.CodeType, dict[int, int | None]] = {}
         #: how many times another code object's start was heard (and switched off) on the monitoring path
         self.foreign_codes = 0
@@ -249,6 +259,8 @@ class RunDriver:
             taken = now != self._global and not dropped
             sys.settrace(old)
             self._stop_recording()
+            self._kinds.clear()
+            self._kept.clear()
         return taken
 
     def _failure_words(self, err: BaseException) -> str:
@@ -280,17 +292,42 @@ class RunDriver:
 
     # ------------------------------------------------- settrace's callbacks
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and not self._paused:
-            try:
-                kind = _BACKWARD_KIND.get(frame.f_code)
-                if kind is not None:
-                    return self._backward_local if self.recorder.begin_backward(frame, kind) else None
-                if self._traced(frame):
-                    self._enter_frame(frame)
-                    return self._local
-            except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
-                self._internal_failure(exc)
+        """``sys.settrace``'s call event, for every Python call the program makes, PyTorch's own included:
+        one dict lookup per call of a code object already met (:meth:`_kind`)."""
+        kind = self._kinds.get(id(frame.f_code), _UNSEEN)  # by id: hashing a code object hashes its constants
+        if kind is None or self._paused:
+            return None
+        try:
+            if kind is _UNSEEN:
+                kind = self._kind(frame.f_code)
+                if kind is None:
+                    return None
+            if kind is _FUNCTION or kind is _OTHER and self._traced(frame):
+                self._enter_frame(frame)
+                return self._local
+            if kind is not _FUNCTION and kind is not _OTHER:  # a backward call's code
+                return self._backward_local if self.recorder.begin_backward(frame, kind) else None
+        except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
+            self._internal_failure(exc)
         return None
+
+    def _kind(self, code: types.CodeType) -> Any:
+        """What a call of ``code`` is to the run: None (not followed), a backward call's kind,
+        ``_FUNCTION`` (one of the learner's functions, followed), ``_OTHER`` (code that is not a
+        function: followed when its frame is the module's, see :meth:`_traced`)."""
+        kind: Any = _BACKWARD_KIND.get(code)
+        if kind is not None:
+            pass
+        elif code.co_filename != self.filename or (
+                self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]):
+            kind = None
+        elif not code.co_flags & _CO_OPTIMIZED:
+            kind = _OTHER  # a module, a class body: told by the frame
+        elif code is self.entry or not code.co_name.startswith("<"):
+            kind = _FUNCTION
+        self._kinds[id(code)] = kind
+        self._kept.append(code)  # alive while its id is a key
+        return kind
 
     def _backward_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """The trace function of a backward call's frame: its end ends the watch."""
@@ -473,7 +510,7 @@ class RunDriver:
                 for event in callbacks:
                     mon.register_callback(tool, event, None)
                 mon.set_events(tool, 0)
-                for code in [*self._codes, *_BACKWARD_KIND]:
+                for code in [*self._codes.values(), *_BACKWARD_KIND]:
                     mon.set_local_events(tool, code, 0)
             finally:
                 mon.free_tool_id(tool)
@@ -492,7 +529,7 @@ class RunDriver:
             events |= ev.INSTRUCTION
         assert self._tool is not None
         _MON.set_local_events(self._tool, code, events)
-        self._codes[code] = True
+        self._codes[id(code)] = code
 
     def _lines(self, code: types.CodeType) -> dict[int, int | None]:
         """Instruction offset -> line number, for one code object."""
@@ -507,7 +544,7 @@ class RunDriver:
 
     def _mon_start(self, code: types.CodeType, offset: int) -> Any:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
-        kind = _BACKWARD_KIND.get(code)
+        kind = _BACKWARD_BY_ID.get(id(code))
         if kind is not None:
             if not self._paused and _get_ident() == self._thread:
                 try:
@@ -515,8 +552,8 @@ class RunDriver:
                 except Exception as exc:
                     self._internal_failure(exc)
             return None
-        watched = self._codes.get(code)
-        if watched is None:
+        watched = id(code) in self._codes
+        if not watched:
             if code.co_filename != self.filename or (
                     self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
                     <= self.line_range[1]):
@@ -532,11 +569,11 @@ class RunDriver:
                 self._internal_failure(exc)
         return None
 
-    def _start(self, frame: types.FrameType, watched: bool | None) -> None:
+    def _start(self, frame: types.FrameType, watched: bool) -> None:
         try:
             if (not watched or not frame.f_code.co_flags & _CO_OPTIMIZED) and not self._traced(frame):
                 return  # a module's code is traced as a module only (its frame tells)
-            if watched is None:
+            if not watched:
                 self._watch_code(frame.f_code)
             self._frames[frame] = True
             self._enter_frame(frame)
@@ -545,10 +582,9 @@ class RunDriver:
 
     def _mon_throw(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """A generator resumed by ``throw()`` (a global event: any code's)."""
-        watched = self._codes.get(code)
-        if watched is not None and not self._paused and _get_ident() == self._thread:
+        if id(code) in self._codes and not self._paused and _get_ident() == self._thread:
             try:
-                self._start(sys._getframe(1), watched)
+                self._start(sys._getframe(1), True)
             except Exception as err:
                 self._internal_failure(err)
         return None
@@ -557,7 +593,7 @@ class RunDriver:
         frame = sys._getframe(1)
         if self._frames.pop(frame, None) is not None:
             self._left(frame)
-        elif code in _BACKWARD_KIND:
+        elif id(code) in _BACKWARD_BY_ID:
             self._backward_left(frame)
         return None
 
@@ -569,11 +605,11 @@ class RunDriver:
 
     def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """A frame left by an exception (a global event: any code's)."""
-        if code in self._codes:
+        if id(code) in self._codes:
             frame = sys._getframe(1)
             if self._frames.pop(frame, None) is not None:
                 self._left(frame)
-        elif code in _BACKWARD_KIND:
+        elif id(code) in _BACKWARD_BY_ID:
             self._backward_left(sys._getframe(1))
         return None
 
@@ -585,7 +621,7 @@ class RunDriver:
 
     def _mon_raise(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """An exception raised in or passing through a frame: ``settrace``'s ``exception`` event."""
-        if code in self._codes:
+        if id(code) in self._codes:
             frame = sys._getframe(1)
             if frame in self._frames:
                 try:
