@@ -145,6 +145,8 @@ class RunDriver:
         #: id(code object) -> what a call of it is to the run (settrace path, see :meth:`_kind`), and
         #: the code objects, kept so that their ids stay theirs
         self._kinds: dict[int, Any] = {}
+        #: the files whose code the settrace path looks at: the learner's, the backward calls'
+        self._files: frozenset[str] = frozenset()
         self._kept: list[types.CodeType] = []
         #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
         self.entry: types.CodeType | None = None
@@ -237,6 +239,7 @@ class RunDriver:
         """Run under :func:`sys.settrace`; True when the program replaced the trace function."""
         self._settrace = True
         self.line_events = "settrace"
+        self._files = frozenset({self.filename, *(code.co_filename for code in _BACKWARD_KIND)})
         old = sys.gettrace()
         self.recorder.ours = self._global
         self._start_recording()
@@ -293,7 +296,10 @@ class RunDriver:
     # ------------------------------------------------- settrace's callbacks
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """``sys.settrace``'s call event, for every Python call the program makes, PyTorch's own included:
-        one dict lookup per call of a code object already met (:meth:`_kind`)."""
+        a set lookup by file name (its hash is kept) for most, a dict lookup per code object already met
+        for the rest (:meth:`_kind`)."""
+        if frame.f_code.co_filename not in self._files:
+            return None
         kind = self._kinds.get(id(frame.f_code), _UNSEEN)  # by id: hashing a code object hashes its constants
         if kind is None or self._paused:
             return None
