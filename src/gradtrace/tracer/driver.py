@@ -46,8 +46,11 @@ from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
 from .recorder import Recorder, grads_may_change, needs_mode, needs_mode_now
-from .stack import ensure_deep_stack
+from .stack import nodes_before_raise
 from .statements import Statement, Statements
+
+if TYPE_CHECKING:
+    from .graph import GraphBook
 
 #: the environment variable that picks the line-event path when no argument does
 LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
@@ -116,6 +119,7 @@ class RunDriver:
     statements: Statements
     line_range: tuple[int, int] | None
     recorder: Recorder
+    book: GraphBook
     steps: list[Step]
     prev: Step | None
 
@@ -168,13 +172,16 @@ class RunDriver:
         """Run ``call`` with tracing on; the code's exception is kept, not raised."""
         if self.line_events is None:
             self.line_events = choose_line_events(None)
-        ensure_deep_stack()
+        rec = self.recorder
+        rec.nodes_read, rec.deep_at = self.book.nodes, nodes_before_raise()
         if self.globals_ns is not None and self.prev is None:
             # what the namespace already holds is the baseline, not news of the first step
             try:
                 self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
+            if len(rec.nodes_read) > rec.deep_at:
+                rec.deepen()
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
@@ -215,6 +222,8 @@ class RunDriver:
                 final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
             except Exception as exc:
                 self._internal_failure(exc)
+        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
+            rec.deepen()
         if self.internal_error is not None:
             warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
         self._seen_exc.clear()
@@ -463,6 +472,9 @@ class RunDriver:
         name = "<module>" if _module_level(frame) else frame.f_code.co_name
         step = self._snapshot(frame, pending.stmt, name, pending.error)
         self.steps.append(step)
+        rec = self.recorder
+        if len(rec.nodes_read) > rec.deep_at:
+            rec.deepen()
         if len(self.steps) >= self.max_steps:
             self._cap()
 

@@ -26,7 +26,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 import torch
@@ -34,6 +34,7 @@ from torch.overrides import TorchFunctionMode
 
 from .backward import BACKWARD_CODES, BackwardCall, backward_call
 from .graph import grad_fn_of, version_of
+from .stack import ensure_deep_stack
 
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
@@ -253,6 +254,10 @@ class Recorder(TorchFunctionMode):
         self.known_node: Callable[[Any], str | None] | None = None
         #: how many node reads (``on_node`` calls) the module hooks made (tests count them)
         self.node_reads = 0
+        #: the nodes read so far (the tracer's record of them), and how many may be read before the
+        #: stack limit must be raised (see :func:`.stack.nodes_before_raise`; set by the run)
+        self.nodes_read: Sized = ()
+        self.deep_at = float("inf")
         #: the output the last module forward returned with a node, and its version then: its nodes have
         #: been read (a weak reference: the recorder keeps no tensor alive)
         self._last: tuple[weakref.ref[torch.Tensor], int] | None = None
@@ -310,6 +315,8 @@ class Recorder(TorchFunctionMode):
             except Exception:
                 state = None
         self._running = (frame, call, state)
+        if len(self.nodes_read) > self.deep_at:  # the watch read the call's graph
+            self.deepen()
         return True
 
     def end_backward(self, frame: Any) -> None:
@@ -352,6 +359,11 @@ class Recorder(TorchFunctionMode):
         self.mode_off_all()
         if self.on_stop is not None:
             self.on_stop()
+
+    def deepen(self) -> None:
+        """The graph read nears what the stack limit can free: raise it (once per run)."""
+        self.deep_at = float("inf")
+        ensure_deep_stack()
 
     def running_module(self) -> str:
         """The path of the innermost module whose forward is running now ("" outside any)."""
@@ -399,6 +411,8 @@ class Recorder(TorchFunctionMode):
                     if fn is not None and (self.known_node is None or self.known_node(fn) is None):
                         self.node_reads += 1
                         on_node(a, self._path(self._modules[-2]) if len(self._modules) > 1 else "")
+                        if len(self.nodes_read) > self.deep_at:
+                            self.deepen()
         except Exception:  # recording is best effort: the forward runs untouched
             pass
 
@@ -448,6 +462,8 @@ class Recorder(TorchFunctionMode):
                         if on_node is not None:
                             self.node_reads += 1
                             on_node(o, path)
+                            if len(self.nodes_read) > self.deep_at:
+                                self.deepen()
                         self._last = last = (_ref(o), version)
         except Exception:
             pass
@@ -574,6 +590,8 @@ class Recorder(TorchFunctionMode):
             self.ops.append((name, out, path))
             if self.on_node is not None:
                 self.on_node(out, path)
+                if len(self.nodes_read) > self.deep_at:
+                    self.deepen()
             return
         if out.requires_grad:
             return
