@@ -42,10 +42,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import Recorder, grads_may_change, needs_mode, needs_mode_now
+from .recorder import Recorder, grads_may_change, needs_mode
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
@@ -66,6 +68,9 @@ _TOOL_IDS = (3, 4, 5, 2, 1, 0)
 _CO_OPTIMIZED = 0x1
 _DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
+_grad_enabled = torch.is_grad_enabled
+_inference_mode = torch.is_inference_mode_enabled
+_saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _BACKWARD_KIND = BACKWARD_CODES
 #: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
 _BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
@@ -95,7 +100,7 @@ def choose_line_events(requested: str | None = None) -> str:
     return value
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     stmt: Statement
     lasti: int
@@ -140,7 +145,7 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
-        self._needs: dict[Statement, tuple[bool, bool]] = {}
+        self._needs: dict[int, tuple[bool, bool]] = {}  # by id(statement): the map keeps each alive
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
         self._labels: dict[types.FrameType, str] = {}
@@ -149,6 +154,7 @@ class RunDriver:
         #: id(code object) -> what a call of it is to the run (settrace path, see :meth:`_kind`), and
         #: the code objects, kept so that their ids stay theirs
         self._kinds: dict[int, Any] = {}
+        self._local_fn = self._local  # one bound method, handed back on every event
         #: the files whose code the settrace path looks at: the learner's, the backward calls'
         self._files: frozenset[str] = frozenset()
         self._kept: list[types.CodeType] = []
@@ -319,7 +325,7 @@ class RunDriver:
                     return None
             if kind is _FUNCTION or kind is _OTHER and self._traced(frame):
                 self._enter_frame(frame)
-                return self._local
+                return self._local_fn
             if kind is not _FUNCTION and kind is not _OTHER:  # a backward call's code
                 return self._backward_local if self.recorder.begin_backward(frame, kind) else None
         except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
@@ -365,7 +371,7 @@ class RunDriver:
                 self._exception(frame, arg[1])
         except Exception as exc:  # a tracer failure must never surface in the learner's code
             self._internal_failure(exc)
-        return self._local
+        return self._local_fn
 
     # ------------------------------------------- the events, either path
     def _enter_frame(self, frame: types.FrameType) -> None:
@@ -422,13 +428,13 @@ class RunDriver:
 
     def _begin(self, frame: types.FrameType, stmt: Statement, lasti: int) -> None:
         """A statement starts: with the torch function mode on when its text or the state asks for it."""
-        need = self._needs.get(stmt)
+        need = self._needs.get(id(stmt))
         if need is None:
-            need = self._needs[stmt] = (needs_mode(stmt.code), grads_may_change(stmt.code))
+            need = self._needs[id(stmt)] = (needs_mode(stmt.code), grads_may_change(stmt.code))
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if self.capped:
             return
-        if need[0] or needs_mode_now():
+        if need[0] or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
             pending.mode = True
             self.recorder.mode_on()
         if need[1]:
