@@ -169,7 +169,7 @@ class Tracer(RunDriver):
             with quiet():
                 torch._C._set_grad_enabled(False)
                 step = self._take(frame, stmt, frame_name, error)
-            torch._C._set_grad_enabled(grad_mode)
+                torch._C._set_grad_enabled(grad_mode)  # inside: a learner's torch function mode sees it otherwise
             if collecting:
                 gc.enable()
             self._undo = None
