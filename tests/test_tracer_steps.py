@@ -144,3 +144,12 @@ def test_a_rebound_names_old_value_is_freed_at_the_rebinding_statement():
     plain: dict[str, Any] = {}
     exec(source, plain)
     assert ns["gone"] == plain["gone"]
+
+
+def test_a_name_set_to_none_when_its_tensor_dies_is_unbound():
+    # the cache's weak reference to the dead tensor gives None: the same as the new value, and yet a new value
+    trace, _tracer, ns = _run("import torch\nt = torch.ones(1)\nk = 0\nt = None\nk = 1\n")
+    step = next(s for s in trace.steps if s.code == "t = None")
+    assert ns["t"] is None and "t" not in step.bindings
+    assert [e.kind for e in step.events] == ["unbind"]
+    assert "t" not in trace.steps[-1].bindings

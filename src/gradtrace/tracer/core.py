@@ -539,7 +539,6 @@ class Tracer(RunDriver):
             same_keys = src.keys is not None and len(keys) == len(src.keys) and keys == src.keys
             if not same_keys or not src.values.same(values):
                 if same_keys and _only_plain_values_moved(keys, values, src):
-                    src.values = _Held(values)
                     return self._refresh(src, ns, prefix, False, None)  # the containers, if any
                 src.keys, src.values = keys, _Held(values)
                 entries = _entries(ns, prefix, src.parts)
@@ -838,17 +837,24 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -
     parts = src.parts
     moved = []
     held = src.values
+    refs = held.refs
+    strong = dict(zip(held.strong_at, held.strong, strict=True))
     for i, (key, now) in enumerate(zip(keys, values, strict=True)):
-        if held.holds(i, now):
+        ref = refs[i]
+        if (strong[i] if ref is None else ref()) is now and (ref is None or now is not None):
             continue
         if type(key) is not str:
             return False
         hit = parts.get(key)
         if hit is None or hit[2] or safe.is_a(now, _SHOWING):
             return False
-        moved.append((key, now))
-    for key, now in moved:
+        moved.append((i, key, now))
+    whole = False
+    for i, key, now in moved:
         parts[key] = (_hold(now), type(now), [])
+        whole = whole or not held.put(i, now)
+    if whole:  # a value that takes a weak reference moved: hold them all again
+        src.values = _Held(values)
     return True
 
 
@@ -873,37 +879,54 @@ def _hold(value: Any) -> Any:
 
 def _is_held(held: Any, value: Any) -> bool:
     """True when ``held`` (from :func:`_hold`) is ``value``."""
-    return held is value or (type(held) is _Ref and held() is value)
+    return held is value or (type(held) is _Ref and value is not None and held() is value)
 
 
 class _Held:
     """A scope's values as last read, compared with the values now at a few C-level passes.
 
-    Values that take a weak reference are held weakly (see :func:`_hold`); the others are held, so
-    no other object can take their address: equal addresses, and the weak references' referents,
-    tell that every value is the same object."""
+    Values that take a weak reference are held weakly (see :func:`_hold`), the others as they are.
+    (No ``id()``: each call of it is an audit event, and an audit hook may be Python code.)"""
 
-    __slots__ = ("ids", "pick", "refs", "strong", "weak")
+    __slots__ = ("pick_strong", "pick_weak", "refs", "size", "strong", "strong_at", "weak")
 
     def __init__(self, values: list[Any]) -> None:
-        self.ids = list(map(id, values))
+        self.size = len(values)
         self.refs: list[_Ref | None] = [_Ref(v) if type(v).__weakrefoffset__ else None for v in values]
-        at = [i for i, r in enumerate(self.refs) if r is not None]
+        weak_at = [i for i, r in enumerate(self.refs) if r is not None]
+        self.strong_at = [i for i, r in enumerate(self.refs) if r is None]
         self.weak: list[_Ref] = [r for r in self.refs if r is not None]
-        # (each index twice: one index alone would give the value, not a tuple; the comparison stops at ``weak``'s end)
-        self.pick: Callable[[list[Any]], Any] = operator.itemgetter(*at, *at) if at else _nothing
-        self.strong = [v for v, r in zip(values, self.refs, strict=True) if r is None]
+        self.strong = [values[i] for i in self.strong_at]
+        # (each index twice: one index alone would give the value, not a tuple; the comparisons stop at the end
+        # of ``weak`` or ``strong``)
+        self.pick_weak = _picker(weak_at)
+        self.pick_strong = _picker(self.strong_at)
 
     def same(self, values: list[Any]) -> bool:
         """True when ``values`` are the objects held, in order."""
-        return list(map(id, values)) == self.ids and all(map(operator.is_, self.pick(values), map(_deref, self.weak)))
+        if len(values) != self.size or not all(map(operator.is_, self.pick_strong(values), self.strong)):
+            return False
+        now = self.pick_weak(values)  # (a dead reference gives None: None where one was is a new value)
+        return all(map(operator.is_, now, map(_deref, self.weak))) and all(map(operator.is_not, now, _NONES))
 
     def holds(self, i: int, value: Any) -> bool:
         """True when ``value`` is the ``i``-th value held."""
-        if i >= len(self.ids) or id(value) != self.ids[i]:
-            return False
         ref = self.refs[i]
-        return ref is None or ref() is value
+        return self.strong[self.strong_at.index(i)] is value if ref is None else value is not None and ref() is value
+
+    def put(self, i: int, value: Any) -> bool:
+        """Hold ``value`` in place of the ``i``-th value when neither takes a weak reference; False otherwise."""
+        if self.refs[i] is not None or type(value).__weakrefoffset__:
+            return False
+        self.strong[self.strong_at.index(i)] = value
+        return True
+
+
+_NONES = itertools.repeat(None)
+
+
+def _picker(at: list[int]) -> Callable[[list[Any]], Any]:
+    return operator.itemgetter(*at, *at) if at else _nothing
 
 
 def _nothing(_values: list[Any]) -> tuple[()]:
