@@ -13,66 +13,32 @@ Every module name and parameter count checked comes from PyTorch run plainly her
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import tiny_models
-import torch
-from lab import Lab, new_page, run_all, wait_idle
+from lab import (
+    QUIZ,
+    SETUP,
+    Lab,
+    new_page,
+    open_alone,
+    quiz_grad,
+    run_all,
+    save,
+    stop_kernels,
+    wait_idle,
+    write_notebook,
+)
 
 VIEW = {"width": 1280, "height": 720}
-SETUP = "import torch\nimport gradtrace\n%load_ext gradtrace"
-QUIZ = ("q = gradtrace.quiz('''\nx = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\n''', "
-        "ask='x.grad')\nq")
-
-
-def write_notebook(path: Path, *sources: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    cells = []
-    for i, src in enumerate(sources):
-        cell = nbformat.v4.new_code_cell(src)
-        cell["id"] = f"c{i}"
-        cells.append(cell)
-    nb.cells = cells
-    nbformat.write(nb, path)
-
-
-def stop_kernels(lab: Lab) -> None:
-    for kernel in lab.kernels():
-        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
-        urllib.request.urlopen(req, timeout=30).close()
-
-
-def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
-    """Open ``name`` as the only notebook, with a new kernel of its own ready."""
-    stop_kernels(lab)
-    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
-    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
-    wait_idle(page, timeout)
-
-
-def save(page: Any) -> None:
-    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
-    page.keyboard.press("Control+s")
-    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
-
-
-def plain_grad() -> int:
-    x = torch.tensor(42., requires_grad=True)
-    (x ** 2 + x ** 3).backward()
-    assert x.grad is not None
-    return int(x.grad.item())
 
 
 # ------------------------------------------------------------------------------------------ the quiz
 def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, browser: Any,
                                                                     artifacts: Path) -> None:
     write_notebook(lab.root / "quiz_reopen.ipynb", SETUP, QUIZ)
-    truth = plain_grad()
+    truth = quiz_grad()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
     try:
