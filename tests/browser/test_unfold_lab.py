@@ -16,20 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import lab as jl
 import tiny_models
-from lab import (
-    QUIZ,
-    SETUP,
-    Lab,
-    new_page,
-    open_alone,
-    quiz_grad,
-    run_all,
-    save,
-    stop_kernels,
-    wait_idle,
-    write_notebook,
-)
+from lab import Lab, new_page, run_all, wait_idle
 
 VIEW = {"width": 1280, "height": 720}
 
@@ -37,12 +26,12 @@ VIEW = {"width": 1280, "height": 720}
 # ------------------------------------------------------------------------------------------ the quiz
 def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, browser: Any,
                                                                     artifacts: Path) -> None:
-    write_notebook(lab.root / "quiz_reopen.ipynb", SETUP, QUIZ)
-    truth = quiz_grad()
+    jl.write_notebook(lab.root / "quiz_reopen.ipynb", jl.SETUP, jl.QUIZ)
+    truth = jl.quiz_grad()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
     try:
-        open_alone(page, lab, "quiz_reopen.ipynb")
+        jl.open_alone(page, lab, "quiz_reopen.ipynb")
         run_all(page)
         page.locator(".gt-quiz-input").wait_for(timeout=60_000)
         page.locator(".gt-quiz-note").wait_for(state="hidden", timeout=30_000)  # a kernel answers: no note
@@ -50,14 +39,14 @@ def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, b
         box.fill(str(truth))
         box.press("Enter")
         page.locator(".gt-quiz-result", has_text="Right!").wait_for(timeout=30_000)
-        save(page)
+        jl.save(page)
     finally:
         context.close()
     saved = json.loads((lab.root / "quiz_reopen.ipynb").read_text(encoding="utf-8"))
     assert "widgets" not in saved["metadata"]  # the default: JupyterLab saves no widget state
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
                for c in saved["cells"] for o in c.get("outputs", []))
-    stop_kernels(lab)
+    jl.stop_kernels(lab)
     # reopened: a new kernel that never made the box; JupyterLab cannot draw it
     context, page, guard2 = new_page(browser)
     page.set_viewport_size(VIEW)
@@ -140,15 +129,15 @@ def frames_of(page: Any, root: Any, count: int) -> list[str]:
 
 def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others(lab: Lab, browser: Any,
                                                                                  artifacts: Path) -> None:
-    setup = SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
-    write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
+    setup = jl.SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
+    jl.write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
                    "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
                    "%%gradtrace\n" + tiny_models.PROGRAM)
     labels = tiny_labels()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
     try:
-        open_alone(page, lab, "unfold_widget.ipynb")
+        jl.open_alone(page, lab, "unfold_widget.ipynb")
         run_all(page)
         roots = page.locator(".jp-OutputArea-output .gt-widget .gt-root")
         roots.nth(1).locator("svg").first.wait_for(timeout=60_000)
@@ -203,7 +192,7 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         frames_of(page, asked, 0)
         page.keyboard.press("End")
         # 3. the kernel is gone: the stepper says so plainly
-        stop_kernels(lab)
+        jl.stop_kernels(lab)
         asked.locator(".gt-status").click()
         click_folded(asked, labels["h.1"])
         said = asked.locator(".gt-unfold-words")
