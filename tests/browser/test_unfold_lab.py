@@ -131,8 +131,8 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
                                                                                  artifacts: Path) -> None:
     setup = jl.SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
     jl.write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
-                   "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
-                   "%%gradtrace\n" + tiny_models.PROGRAM)
+                      "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
+                      "%%gradtrace\n" + tiny_models.PROGRAM)
     labels = tiny_labels()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
