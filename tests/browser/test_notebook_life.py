@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiny_models
 import torch
 from lab import (
     QUIZ,
@@ -84,6 +85,10 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     write_notebook(src / "two_cells.ipynb", setup, "%%gradtrace\n" + WHATIF1, "%%gradtrace\n" + WHATIF2)
     write_notebook(src / "quiz.ipynb", setup, QUIZ)
     write_notebook(src / "hostile.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'", HOSTILE)
+    # a widget stepper of a folded graph that carries no unfolded view: each is laid out by its kernel
+    write_notebook(src / "unfold_saved.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'"
+                   "\ngradtrace.notebook.settings.view_bytes = 0", tiny_models.MODEL,
+                   "%%gradtrace\n" + tiny_models.PROGRAM)
     shutil.copy(REPO / "notebooks" / LESSON, src / LESSON)
     server = Lab(src, tmp_path_factory.mktemp("life"), log_name="life.log", settings=SAVE_STATE).start()
     try:
@@ -358,3 +363,53 @@ def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_ker
         context.close()
     for g in (guard, guard2):
         assert g.dialogs == [] and g.outside == [] and g.errors == [], (g.dialogs, g.outside, g.errors)
+
+
+FOLDED_TIPS = """(root) => [...root.querySelectorAll('.gt-graph svg g.node.gt-m-folded:not(.gt-hidden)')]
+  .map((g) => [g.id, (g.querySelector(':scope > title') || {}).textContent || ''])"""
+
+
+def test_a_widget_drawn_from_saved_state_offers_no_kernel_unfolding(life: Lab, browser: Any,
+                                                                   artifacts: Path) -> None:
+    """With its kernel, a folded box says a click has the kernel unfold it; the same stepper drawn from the
+    saved notebook's widget state (no kernel of its own) says only what the page holds, and a click says
+    how to see the group at once, instead of waiting for a kernel that never answers."""
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, life, "unfold_saved.ipynb")
+        run_all(page)
+        root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+        root.locator("svg").first.wait_for(timeout=60_000)
+        to_end(page, root)
+        page.wait_for_function(f"(r) => ({FOLDED_TIPS})(r).some(([, t]) => t.includes('have the kernel'))",
+                               arg=root.element_handle(), timeout=30_000)
+        save(page)
+    finally:
+        context.close()
+    stop_kernels(life)
+    context, page, guard2 = new_page(browser)
+    try:
+        page.goto(life.url("lab/tree/unfold_saved.ipynb?reset"), wait_until="domcontentloaded")
+        root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+        try:
+            root.locator("svg").first.wait_for(timeout=90_000)  # saved widget state draws the stepper
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-unfold-saved-failure.png"))
+            raise
+        to_end(page, root)
+        page.wait_for_timeout(6_000)  # longer than the stepper waits to hear from a kernel
+        tips = root.evaluate(FOLDED_TIPS)
+        assert tips and all(t == "folded (no unfolded picture at this step)" for _, t in tips), tips
+        dom = tips[0][0]
+        pick = root.locator(f".gt-pick button[data-id='{dom}']")
+        assert not (pick.get_attribute("aria-label") or "").startswith("unfold")
+        root.locator(f".gt-graph svg g[id='{dom}']").click()
+        said = root.locator(".gt-unfold-words")
+        said.wait_for(state="visible", timeout=5_000)  # at once: nobody is asked
+        words = said.inner_text()
+        root.screenshot(path=str(artifacts / "lab-unfold-saved-no-kernel.png"))
+    finally:
+        context.close()
+    assert "no unfolded picture of it was prepared" in words and "run its cell again" in words, words
+    assert "Laying out" not in words
+    assert guard.dialogs == [] and guard.outside == [] and guard2.dialogs == [] and guard2.outside == []

@@ -163,9 +163,16 @@ def test_a_page_without_the_view_says_how_to_see_it(browser: Any, tmp_path: Path
     try:
         assert page.locator(f".gt-graph svg g[id='{dom}'] > title").text_content() == \
             "folded (no unfolded picture at this step)"
+        # a page has no kernel: no folded box offers one, by mouse or keyboard
+        tips = page.evaluate("""() => [...document.querySelectorAll('.gt-graph svg g.gt-m-folded > title')]
+          .map((t) => t.textContent)""")
+        assert tips and not [t for t in tips if "kernel" in t], tips
+        assert not (page.locator(f".gt-pick button[data-id='{dom}']").get_attribute("aria-label") or "").startswith(
+            "unfold")
         page.locator(f".gt-graph svg g[id='{dom}']").click()
         said = page.locator(".gt-unfold-words").inner_text()
         assert said.startswith(f"{block['title']}: no unfolded picture of it was prepared at this step")
+        assert "gradtrace.notebook.settings.widget" in said and "run its cell again" not in said
         assert page.locator(".gt-details").is_visible()
         page.screenshot(path=str(artifacts / "page-unfold-not-carried.png"))
     finally:
