@@ -119,6 +119,7 @@ class Tracer(RunDriver):
         self.recorder.watch = self._watch_backward
         self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
+        self.recorder.known_node = self.ids.node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
@@ -168,7 +169,7 @@ class Tracer(RunDriver):
             with quiet():
                 torch._C._set_grad_enabled(False)
                 step = self._take(frame, stmt, frame_name, error)
-            torch._C._set_grad_enabled(grad_mode)
+                torch._C._set_grad_enabled(grad_mode)  # inside: a learner's torch function mode sees it otherwise
             if collecting:
                 gc.enable()
             self._undo = None
