@@ -121,3 +121,13 @@ def test_a_stale_input_no_name_holds_is_still_called_an_input():
     nid = next(c for c in e.culprits if c.startswith("n"))
     assert trace.last.nodes[nid].name == node.name()
     assert f"{nid} {node.name()} saved its input (a tensor no name holds)" in e.why
+
+
+@pytest.mark.parametrize("make", ["torch.tensor(2., requires_grad=True)", "torch.tensor([2.], requires_grad=True)",
+                                  "torch.ones(2, 3, requires_grad=True)"])
+def test_compare_spells_leaf_shapes_as_python_does(make):
+    x = eval(make, {"torch": torch})
+    c = gradtrace.explain.compare(f"x = {make}\ny = (x ** 2).sum()", f"x = {make}\ny = (x * x).sum()")
+    text = c.to_text()
+    assert f"leaf {str(x.dtype).removeprefix('torch.')} shape {tuple(x.shape)} = " in text
+    assert f"{list(x.shape)} =" not in text
