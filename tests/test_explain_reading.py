@@ -131,3 +131,22 @@ def test_compare_spells_leaf_shapes_as_python_does(make):
     text = c.to_text()
     assert f"leaf {str(x.dtype).removeprefix('torch.')} shape {tuple(x.shape)} = " in text
     assert f"{list(x.shape)} =" not in text
+
+
+def test_result_of_a_large_gradient_shows_its_figures_not_only_its_shape():
+    from gradtrace.explain._numbers import MAX_ELEMENTS
+
+    side = int(MAX_ELEMENTS ** 0.5) + 2
+    x = torch.linspace(-1.0, 1.0, side * side).reshape(side, side).requires_grad_()
+    loss = (x * x).sum()
+    w = gradtrace.explain(loss)
+    (leaf,) = w.leaves
+    assert leaf.label == "x" and leaf.after is not None and leaf.after.values is None  # too large to list
+    assert leaf.chain != f"shape {tuple(x.shape)}"
+    assert leaf.chain == f"{leaf.after.text} (shape {tuple(x.shape)})"
+    figures = dict(zip(leaf.after.text.split()[::2], map(float, leaf.after.text.split()[1::2]), strict=True))
+    g = x.grad
+    assert figures["min"] == pytest.approx(g.min().item(), rel=1e-6)
+    assert figures["max"] == pytest.approx(g.max().item(), rel=1e-6)
+    assert figures["mean"] == pytest.approx(g.mean().item(), rel=1e-5, abs=1e-7)
+    assert f"x.grad = {leaf.chain}" in w.to_text()
