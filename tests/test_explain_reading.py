@@ -150,3 +150,19 @@ def test_result_of_a_large_gradient_shows_its_figures_not_only_its_shape():
     assert figures["max"] == pytest.approx(g.max().item(), rel=1e-6)
     assert figures["mean"] == pytest.approx(g.mean().item(), rel=1e-5, abs=1e-7)
     assert f"x.grad = {leaf.chain}" in w.to_text()
+
+
+def test_graph_lines_explanation_counts_nodes_in_words():
+    from gradtrace.explain.quiz import GRAPH_LINES
+
+    src = "x = torch.tensor([1., 2.], requires_grad=True)\ny = x * 2\ny.add_(1)\ny.sum().backward()"
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    first = [y.grad_fn.name(), y.grad_fn.next_functions[0][0].name().rsplit("::", 1)[-1]]
+    y.add_(1)
+    added = y.grad_fn.name()
+    text = gradtrace.quiz(src, ask=GRAPH_LINES).check("2, 3, 4").to_text()
+    line3 = next(line for line in text.splitlines() if "y.add_(1)" in line)
+    assert line3.rstrip().endswith(added) and "new node n" in line3 and "new nodes" not in line3
+    line2 = next(line for line in text.splitlines() if "y = x * 2" in line)
+    assert "new nodes n" in line2 and all(name in line2 for name in first)
