@@ -193,7 +193,7 @@ def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None 
                                     message)
             finder = _FINDERS.get(known.kind)
             found = finder(base, at, trace) if finder is not None else base
-            if at is not None and found.culprits:
+            if isinstance(at, Step) and found.culprits:
                 found = _with(found, culprit_labels=tuple(_label(at, c) for c in found.culprits))
             return found
     return ErrorExplanation("unknown", f"{error_type} (not one gradtrace recognises)",
