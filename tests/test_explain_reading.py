@@ -166,3 +166,40 @@ def test_graph_lines_explanation_counts_nodes_in_words():
     assert line3.rstrip().endswith(added) and "new node n" in line3 and "new nodes" not in line3
     line2 = next(line for line in text.splitlines() if "y = x * 2" in line)
     assert "new nodes n" in line2 and all(name in line2 for name in first)
+
+
+def test_a_leaf_grad_cleared_by_a_post_accumulate_hook_is_not_shown_as_kept():
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+
+    def take(p):
+        seen.append(p.grad.clone())
+        p.grad = None
+
+    w.register_post_accumulate_grad_hook(take)
+    loss = (w * w).sum()
+    walk = gradtrace.explain(loss)
+    assert w.grad is None and len(seen) == 1  # PyTorch: the gradient arrived, then the hook cleared it
+    (leaf,) = walk.leaves
+    assert leaf.chain.startswith("None: ") and "set .grad back to None" in leaf.chain
+    arrived = seen[0].tolist()
+    assert leaf.incoming is not None and leaf.incoming.values == arrived
+    text = walk.to_text()
+    assert f"w.grad = {leaf.chain}" in text
+    assert "w.grad = None   (.grad was None)" not in text
+
+
+def test_a_saved_value_packed_by_a_hook_is_not_called_too_large():
+    src = ("import torch\n"
+           "x = torch.tensor([1., 2.], requires_grad=True)\n"
+           "with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):\n"
+           "    c = x * x\n"
+           "c.sum().backward()\n")
+    ns: dict = {}
+    exec(src, ns)
+    assert ns["x"].numel() <= 16  # small: nothing is too large to show
+    trace = gradtrace.trace_code(src)
+    ((step, event),) = _backward_steps(trace)
+    text = walkthrough_of(step, event).to_text()
+    assert "more than" not in text
+    assert "is not visible here" in text

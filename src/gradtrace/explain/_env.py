@@ -80,7 +80,9 @@ class Env:
         if entry.value is None or (entry.value.values is None and entry.value.text == "None"):
             raise Unavailable(f"{name} has no recorded value")
         if entry.value.values is None:
-            raise Unavailable(f"{name} has more than {MAX_ELEMENTS} elements")
+            large = entry.value.stats is not None or entry.value.text.startswith(("min ", "shape "))
+            raise Unavailable(f"{name} has more than {MAX_ELEMENTS} elements" if large
+                              else f"{name} is not visible here ({entry.value.text})")
         return self._scalar_tensor(entry.value.values, name)
 
     def _scalar_tensor(self, values: Any, name: str) -> Arr:

@@ -11,6 +11,11 @@ if TYPE_CHECKING:
     from .walkthrough import GradValue, WalkStep, Walkthrough
 
 
+#: what is said of a leaf whose .grad is None after a backward() that sent it a gradient
+CLEARED = ("a hook that ran after accumulation (such as register_post_accumulate_grad_hook) set .grad back "
+           "to None")
+
+
 def _g(value: GradValue | None) -> str:
     return "None" if value is None else value.text
 
@@ -81,6 +86,8 @@ def _step_lines(step: WalkStep) -> list[str]:
 
 def _accumulate_lines(step: WalkStep) -> list[str]:
     incoming = step.grad_in[0] if step.grad_in else None
+    if step.grad_before is None and step.grad_after is None and incoming is not None:
+        return [f"       {step.label}.grad = None after backward(), though {incoming.text} arrived: {CLEARED}"]
     if step.grad_before is None:
         return [f"       {step.label}.grad = {_g(step.grad_after)}   (.grad was None)"]
     return [f"       {step.label}.grad = {step.grad_before.text} + {_g(incoming)} = {_g(step.grad_after)}"

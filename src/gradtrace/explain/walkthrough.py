@@ -472,6 +472,10 @@ def _leaf_grad(step: WalkStep) -> LeafGrad:
         chain = f"{step.grad_before.text} (already in .grad) + {incoming.text} = {step.grad_after.text}"
         if incoming.values is not None and step.grad_before.values is not None:
             chain = f"{step.grad_before.text} (already in .grad) + ({_chain_of(step)}) = {step.grad_after.text}"
+    if step.grad_before is None and step.grad_after is None and incoming is not None:
+        from ._walktext import CLEARED
+
+        chain = f"None: {chain} arrived, then {CLEARED}"
     return LeafGrad(step.label, step.node, step.grad_before, incoming, step.grad_after, chain)
 
 
