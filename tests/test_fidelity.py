@@ -26,10 +26,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 KNOWN = {
     "finalizer_timing": "the name cache (core.py _refresh, _Source.values) keeps a rebound value alive until the next "
                         "snapshot: its __del__ runs inside the snapshot, with grad mode off, and is no step",
-    "inplace_saves_its_target": "a node made by an in-place call that saved the tensor the call changes (a.mul_(a)) "
-                                "shows it alive (saved versions are read after the call: recorder/graph.py)",
-    "saved_value_unseen_write": "a saved value written without a version bump (.data, BatchNorm's running stats) "
-                                "keeps showing its old values (graph.py summaries are keyed by version)",
     "flags_set_after_seen": "a tensor first read before autograd sets its grad_fn (inside a Function's setup_context, "
                             "a dispatch mode) keeps showing no grad_fn: core.py _rechecks does not re-read it",
 }
