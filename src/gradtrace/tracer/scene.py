@@ -302,6 +302,8 @@ class Scene:
             if nid is None:
                 book.walk(fn, output=t)
                 nid = ids.node(fn)
+            else:  # walked before from another tensor, or before ``t`` had an id: ``t`` is its output
+                book.link_output(nid, t)
         leaf = is_leaf_of(t)
         retains = t.retains_grad
         grad = t.grad if (leaf or retains) else None  # a non-leaf's .grad warns when read
