@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import torch
 
-import gradtrace
 from gradtrace.model import ALIVE, FREED, STALE, Trace
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.graph import kind_of, read_attrs, saved_fields
@@ -33,12 +32,15 @@ def _trace(source: str) -> tuple[Trace, Tracer, dict[str, Any]]:
 
 
 def _outputs_are_their_tensors(trace: Trace) -> list[str]:
+    """Where a named tensor's grad_fn is shown, its output is that tensor (or another of its outputs)."""
     wrong = []
     for step in trace.steps:
         holders: dict[str, set[str]] = {}
         for tid, info in step.tensors.items():
             if info.grad_fn is not None and info.grad_fn in step.nodes:
                 holders.setdefault(info.grad_fn, set()).add(tid)
+        named = set(step.bindings.values())
+        holders = {nid: tids for nid, tids in holders.items() if tids & named}
         for nid, tids in holders.items():
             if step.nodes[nid].output not in tids:
                 wrong.append(f"step {step.index} {step.code!r}: {nid} ({step.nodes[nid].name}) is the grad_fn of "
@@ -49,7 +51,7 @@ def _outputs_are_their_tensors(trace: Trace) -> list[str]:
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_a_shown_grad_fn_has_its_tensor_as_output(path: Path) -> None:
     # whatever order the tensors of a step are read in (a set's order changes from run to run)
-    trace = gradtrace.trace_code(path.read_text(), {"__name__": "__main__"}, raise_errors=False)
+    trace, _tracer, _ns = _trace(path.read_text())
     assert _outputs_are_their_tensors(trace) == []
 
 
@@ -130,8 +132,8 @@ def test_a_training_loop_does_not_read_old_graphs_again() -> None:
     loop = ("import torch\ntorch.manual_seed(0)\nw = torch.randn(4, 4, requires_grad=True)\nx = torch.randn(3, 4)\n"
             "opt = torch.optim.SGD([w], lr=0.1)\nfor i in range({n}):\n    opt.zero_grad()\n"
             "    loss = (x @ w.t()).relu().sum()\n    loss.backward()\n    opt.step()\n")
-    _t1, small, _ = _trace(loop.format(n=10))
     _t4, big, _ = _trace(loop.format(n=40))
-    for key in ("rechecked", "untracked"):
-        assert big.book.work[key] <= 4.5 * max(1, small.book.work[key]), key
+    # each backward visits its own iteration's graph (5 nodes) at most once, whatever ran before
+    assert 0 < big.book.work["rechecked"] <= 6 * 40
+    assert big.book.work["untracked"] <= 6 * 40
     assert len(big.book.untracked) <= 2  # the freed graphs of the iterations before are no longer filed

@@ -715,6 +715,8 @@ class Tracer(RunDriver):
         if self.recorder.backwards:
             self._take_back(error)
         book = self.book
+        if not book.stale:
+            return ()
         book.stale = {nid for nid in book.stale if any(s.state == STALE for s in book.nodes[nid].saved)}
         shown = sorted((nid for nid in book.stale if nid in nodes), key=_num)
         stale = [(nid, s) for nid in shown for s in nodes[nid].saved if s.state == STALE]

@@ -379,8 +379,11 @@ class GraphBook:
         if root is None:
             return []
         ids = self.ids
-        if ids.node(root) is not None:
-            return []  # seen before, and so is everything it reaches
+        nid = ids.node(root)
+        if nid is not None:  # seen before, and so is everything it reaches
+            if output is not None:  # walked from another tensor, or before ``output`` had an id
+                self.link_output(nid, output)
+            return []
         new: list[tuple[str, Any, Any]] = []
         stamp_node = ids.stamp_node
         root_id = None

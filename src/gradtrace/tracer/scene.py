@@ -302,7 +302,7 @@ class Scene:
             if nid is None:
                 book.walk(fn, output=t)
                 nid = ids.node(fn)
-            else:  # walked before from another tensor, or before ``t`` had an id: ``t`` is its output
+            elif t.output_nr == 0:  # walked before from another tensor (a view of it): ``t`` is its output
                 book.link_output(nid, t)
         leaf = is_leaf_of(t)
         retains = t.retains_grad

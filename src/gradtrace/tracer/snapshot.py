@@ -154,6 +154,8 @@ class Sketch:
         self._keep: list[Any] = []  # the wrappers whose id() is a key above
         #: node id -> (node, the tensor it made if known, tensor ids given when it was met)
         self._later: dict[str, tuple[Any, torch.Tensor | None, int]] = {}
+        #: node id -> the tensor found to be its output after it was met
+        self._linked: dict[str, torch.Tensor] = {}
         self._nodes: dict[str, NodeInfo] = {}
         bindings: dict[str, str] = {}
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
@@ -177,6 +179,14 @@ class Sketch:
         if root is None:
             return []
         by, ids, kinds = self._by, self.ids, self._kinds
+        met = by.get(id(root))
+        if met:  # walked before: ``out`` is its output, as GraphBook.walk and the scene tell it
+            record = self._nodes[met]
+            tid = None if out is None else ids.tensor(out)
+            if record.output is None and tid is not None:
+                self._nodes[met] = replace(record, output=tid)
+                self._linked[met] = out
+            return []
         found: list[tuple[Any, Any, int]] = []
         stack = [root]
         pop, push = stack.pop, stack.extend
@@ -261,7 +271,11 @@ class Sketch:
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
             for nid in todo:
                 node, out, known = self._later.pop(nid)
-                nodes[nid] = self.book._info(nid, node, out, known=known, inputs=nodes[nid].inputs)
+                nodes[nid] = record = self.book._info(nid, node, out, known=known, inputs=nodes[nid].inputs)
+                linked = self._linked.get(nid)
+                if linked is not None and record.output is None:
+                    tid = self.ids.tensor(linked)
+                    nodes[nid] = replace(record, output=tid, value=record.value or self.book.summary(tid, linked))
         self.work["nodes"] += len(todo)
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=self.step.bindings,
                          tensors=self.step.tensors, nodes=nodes)
