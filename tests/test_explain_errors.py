@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -138,6 +139,28 @@ def test_inplace_message_is_parsed():
     assert e.detail("op") == op
     assert e.detail("version") == "1" and e.detail("expected_version") == "0"
     assert e.detail("shape") == "(3)" and e.detail("output_nr") == "0"
+
+
+def test_inplace_message_through_a_view_is_parsed():
+    # a saved value changed through a view is "output 0 of torch::autograd::CopySlices" in PyTorch's message
+    def through_view():
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 1
+        c = h ** 3
+        h[0].mul_(10)
+        c.sum().backward()
+
+    exc = _raise(through_view)
+    said = re.search(r"is at version (\d+); expected version (\d+)", str(exc))
+    assert said is not None and "torch::autograd::CopySlices" in str(exc)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    h[0].mul_(10)
+    e = explain_error(exc)
+    assert e.detail("op") == h.grad_fn.name().replace("torch::autograd::", "")
+    assert (e.detail("version"), e.detail("expected_version")) == (said[1], said[2])
+    assert f"was saved at version {said[2]}, but is now at version {said[1]}" in e.what
+    assert "torch::" not in e.what
 
 
 def test_inplace_culprits_from_a_trace():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gradtrace
-from gradtrace.explain.quiz import GRAPH_LINES, REBIND_OR_MUTATE, RTOL, Verdict, parse_answer
+from gradtrace.explain.quiz import EPS, GRAPH_LINES, REBIND_OR_MUTATE, RTOL, Verdict, parse_answer
 
 FORUM = """
 x = torch.tensor(42., requires_grad=True)
@@ -167,6 +167,21 @@ def test_whole_numbers_exact_others_within_dtype_tolerance():
     # whole numbers get no tolerance at all
     exact = gradtrace.quiz(FORUM)
     assert not exact.check(repr(forum_grad() * (1 + 1e-7))).correct
+
+
+def test_tolerance_is_never_finer_than_the_dtype():
+    """What a learner types is right when the value's dtype stores it as PyTorch's value, whatever rtol says."""
+    for name in ("float16", "bfloat16", "float32", "float64"):
+        assert EPS[name] == torch.finfo(getattr(torch, name)).eps
+    for name in ("float16", "bfloat16"):
+        dtype = getattr(torch, name)
+        stored = torch.tensor(1.7, dtype=dtype).item()
+        assert abs(stored - 1.7) > 1e-5 * stored  # the tolerance asked for alone would reject "1.7"
+        q = gradtrace.quiz(f"x = torch.tensor(1.7, dtype=torch.{name})", ask="x", rtol=1e-5)
+        verdict = q.check("1.7")
+        assert verdict.correct and f"tolerance of {EPS[name]:g} for {name}" in verdict.message, verdict.message
+        step = torch.tensor(1.7, dtype=dtype).nextafter(torch.tensor(2.0, dtype=dtype)).item()
+        assert not q.check(repr(stored + 2 * (step - stored))).correct  # two steps of the dtype away is wrong
 
 
 def test_large_whole_float32_uses_tolerance():

@@ -460,6 +460,11 @@ def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
+        # Python 3.12 gives "opcode" events (which tell the statements of one line apart) only if some
+        # frame asked for them before sys.settrace: ask once here, then each frame asks for itself
+        here = sys._getframe()
+        here.f_trace_opcodes = True
+        here.f_trace_opcodes = False
         sys.settrace(watcher.hook)
         try:
             exec(compile(source, FILENAME, "exec"), ns)
@@ -536,6 +541,24 @@ def _claim_values(summary: Any, like: torch.Tensor) -> torch.Tensor | None:
         return None
     values = summary.values
     return torch.tensor(values, dtype=like.dtype).reshape(like.shape)
+
+
+def _same_stats(summary: Any, live: torch.Tensor) -> bool:
+    """A large tensor is shown by (min, mean, max): min and max are elements (equal exactly), the mean
+    is float64 (equal to 1e-9 relative: a sum in another order); True when no stats are claimed."""
+    stats = None if summary is None or summary.values is not None else summary.stats
+    if stats is None or live.numel() == 0:
+        return True
+    d = live.detach()
+    d = d.abs() if d.is_complex() else d.to(torch.float64)
+    lo, hi = float(d.min()), float(d.max())
+    mean = float(d.to(torch.float64).mean())
+    lo_, mean_, hi_ = (float(v) for v in stats)
+
+    def same(a: float, b: float, rel: float = 0.0) -> bool:
+        return (a != a and b != b) or a == b or abs(a - b) <= rel * max(1.0, abs(a))
+
+    return same(lo, lo_) and same(hi, hi_) and same(mean, mean_, 1e-9)
 
 
 #: a known defect a generated program may show, tolerated where asked (its corpus program is a strict xfail):
@@ -628,6 +651,9 @@ def check_graph(step: Step, moment: Moment, where: str, tolerate: frozenset[str]
                 if claimed is not None and now is not None and state == "alive":
                     assert same_tensor(claimed, now), \
                         f"{where}: {nid} ({shown.name}) saved {sname} shown as {sv.value.text}, it is {now}"  # type: ignore
+                if now is not None and state == "alive":
+                    assert _same_stats(sv.value, now), \
+                        f"{where}: {nid} ({shown.name}) saved {sname} shown as {sv.value.text}, it is {now}"  # type: ignore
 
 
 def check_claims(step: Step, moment: Moment, tolerate: frozenset[str] = frozenset()) -> None:
@@ -659,6 +685,7 @@ def check_claims(step: Step, moment: Moment, tolerate: frozenset[str] = frozense
         if claimed is not None:
             assert same_tensor(claimed, seen.value), \
                 f"{where}: {name} shown as {info.value.text}, it is {seen.value}"
+        assert _same_stats(info.value, seen.value), f"{where}: {name} shown as {info.value.text}, it is {seen.value}"
         if seen.grad is None:
             assert info.grad is None, f"{where}: {name}.grad shown as {info.grad}, it is None"
         else:
@@ -667,6 +694,8 @@ def check_claims(step: Step, moment: Moment, tolerate: frozenset[str] = frozense
             if claimed is not None:
                 assert same_tensor(claimed, seen.grad), \
                     f"{where}: {name}.grad shown as {info.grad.text}, it is {seen.grad}"
+            assert _same_stats(info.grad, seen.grad), \
+                f"{where}: {name}.grad shown as {info.grad.text}, it is {seen.grad}"
     check_graph(step, moment, where, tolerate)
     check_views(step, moment, where)
 

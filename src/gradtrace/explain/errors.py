@@ -204,7 +204,8 @@ def _read(exc: Any) -> tuple[str, str]:
 # ------------------------------------------------------------------ naming the culprits
 
 _INPLACE = re.compile(r"\[(?P<type>[\w.]+) \[(?P<shape>[\d, ]*)\]\], which is output (?P<nr>\d+) of "
-                      r"(?P<op>\w+), is at version (?P<version>\d+); expected version (?P<expected>\d+)")
+                      r"(?:torch::autograd::)?(?P<op>\w+), is at version (?P<version>\d+); "
+                      r"expected version (?P<expected>\d+)")
 
 
 def _with(base: ErrorExplanation, **changes: Any) -> ErrorExplanation:

@@ -25,7 +25,9 @@ How a typed answer is compared: the text is read as a Python literal (``5376``,
 and compared with torch's values element by element. Whole numbers that the dtype
 holds exactly (up to 2**24 in float32, 2**53 in float64) must match exactly;
 other values are accepted within a relative tolerance of :data:`RTOL` for the
-dtype (``1e-05`` for float32), and the verdict says when a tolerance was used.
+dtype (``1e-05`` for float32), never finer than the dtype itself holds values
+(:data:`EPS`: ``1.7`` is right for float16's ``1.7001953``, the float16 nearest
+to 1.7), and the verdict says when a tolerance was used.
 Shapes must match: ``[5376]`` is not the 0-d ``5376``.
 
 Every question and verdict has ``_repr_mimebundle_`` (``text/plain`` always). In a
@@ -51,13 +53,17 @@ from ._numbers import fmt_values
 from .errors import explain_error
 from .walkthrough import Walkthrough, walkthrough_of
 
-__all__ = ["GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Question", "Verdict", "quiz"]
+__all__ = ["EPS", "GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Question", "Verdict", "quiz"]
 
 GRAPH_LINES = "which line changes the graph?"
 REBIND_OR_MUTATE = "rebinding or mutation?"
 
 #: Relative tolerance per dtype for values that are not whole numbers the dtype holds exactly.
 RTOL = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-9}
+
+#: The gap between 1 and the next number each dtype holds (``torch.finfo(dtype).eps``): a relative
+#: tolerance is never finer, so an answer the dtype would store as PyTorch's value is right.
+EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
 
 #: Whole numbers up to this size are held exactly by the dtype (its mantissa bits + 1).
 _EXACT_UP_TO = {"float16": 2.0**11, "bfloat16": 2.0**8, "float32": 2.0**24, "float64": 2.0**53}
@@ -312,7 +318,7 @@ def _compare_numbers(value: Any, truth: _Truth, ask: str, rtol: float | None) ->
     if shape != tuple(truth.shape):
         return False, (f"{ask} has shape {tuple(truth.shape)} ({_shape_words(truth.shape)}); your answer has "
                        f"shape {shape}. {ask} is {truth.text}.")
-    tol = rtol if rtol is not None else RTOL.get(truth.dtype, 1e-5)
+    tol = max(rtol if rtol is not None else RTOL.get(truth.dtype, 1e-5), EPS.get(truth.dtype, 0.0))
     used_tol = False
     for g, t in zip(_flat(value), _flat(truth.values), strict=True):
         if _exact(t, truth.dtype):
@@ -782,7 +788,8 @@ def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
     ``torch`` is available to the code without an import; ``namespace`` adds names
     (a shallow copy is used, but tensors in it are shared: a ``backward()`` in the
     code accumulates into their ``.grad``). ``rtol`` overrides the dtype's tolerance
-    for values that are not exact whole numbers.
+    for values that are not exact whole numbers (down to the dtype's own precision,
+    :data:`EPS`).
     """
     code = _clean_code(code)
     kind = _kind_of(ask)

@@ -31,9 +31,12 @@ about ``max_nodes`` boxes, however big the graph.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 
 from .._gc import paused_gc
 from ..model import NodeInfo, Step
@@ -104,36 +107,45 @@ class Folded:
 
 
 # ------------------------------------------------------------------ folding
-def _consumers(nodes: Mapping[str, NodeInfo]) -> dict[str, int]:
-    """How many nodes take each node as an input."""
-    out: dict[str, int] = {}
-    for info in nodes.values():
-        for e in info.inputs:
-            if e is not None:
-                out[e.node] = out.get(e.node, 0) + 1
-    return out
+def _heads(nodes: Mapping[str, NodeInfo]) -> list[str]:
+    """The node each input edge of ``nodes`` comes from (one item per edge)."""
+    return list(map(_NODE_OF, filter(None, itertools.chain.from_iterable(map(_INPUTS_OF, nodes.values())))))
+
+
+_NODE_OF, _INPUTS_OF, _MODULE_OF = attrgetter("node"), attrgetter("inputs"), attrgetter("module")
+_SYMBOL_OF = attrgetter("name", "module")  # what a folded run repeats
 
 
 def _chains(step: Step, skip: set[str]) -> list[list[str]]:
-    """Maximal linear chains of nodes, each from the output side towards the inputs."""
+    """Maximal linear chains of nodes, each from the output side towards the inputs.
+
+    Graphs can have 100,000 nodes: one Python loop reads the nodes, bulk steps do the rest.
+    """
     nodes = step.nodes
-    consumers = _consumers(nodes)
     named = set(step.bindings.values())
     pinned = {t.grad_fn for t in step.tensors.values() if t.grad_fn is not None and t.id in named}
-
     accs = {nid for nid, info in nodes.items() if info.variable is not None}
-    nxt_of: dict[str, str | None] = {}
-    for nid, info in nodes.items():  # one loop, no call per node: graphs can have 100,000 nodes
+    heads = _heads(nodes)
+    once = set(heads)
+    shared = set() if len(once) == len(heads) else {nid for nid, n in Counter(heads).items() if n > 1}
+    outside = accs | (once - nodes.keys())  # inputs that do not count: accumulators, nodes not in the step
+    stops = skip | pinned | shared  # a chain does not go on into these
+    ids: list[str] = []
+    nexts: list[str | None] = []
+    keep_id, keep_next = ids.append, nexts.append
+    for nid, info in nodes.items():
         if nid in skip or nid in accs:
             continue
-        nxt, count = "", 0
+        nxt, count = None, 0
         for e in info.inputs:
-            if e is not None and e.node in nodes and e.node not in accs:
+            if e is not None and e.node not in outside:
                 nxt, count = e.node, count + 1
-        nxt_of[nid] = None if count != 1 or nxt in skip or nxt in pinned or consumers.get(nxt, 0) != 1 else nxt
-    continued = {b for b in nxt_of.values() if b is not None}
+        keep_id(nid)
+        keep_next(nxt if count == 1 and nxt not in stops else None)
+    nxt_of = dict(zip(ids, nexts, strict=True))
+    continued = set(nexts)
     chains = []
-    for nid in nxt_of:
+    for nid in ids:
         if nid in continued:
             continue
         chain = [nid]
@@ -175,7 +187,7 @@ def _fold_runs(step: Step, skip: set[str], min_repeat: int, opened: frozenset[st
     """Folded runs of repeated ops; nodes in ``opened`` (an unfolded run) are never folded again."""
     blocks: list[Block] = []
     for chain in _chains(step, skip | opened):
-        symbols = [(info.name, info.module) for info in map(step.nodes.__getitem__, chain)]
+        symbols = list(map(_SYMBOL_OF, map(step.nodes.__getitem__, chain)))
         for start, period, repeats in _runs(symbols, min_repeat):
             members = tuple(chain[start : start + period * repeats])
             pattern = tuple(op_name(s[0]) for s in reversed(symbols[start : start + period]))
@@ -270,7 +282,7 @@ def fold(
 
 def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | None, names: bool) -> Folded:
     depth = collapse
-    max_depth = max((_depth(n.module) for n in step.nodes.values()), default=0)
+    max_depth = max(map(_depth, set(map(_MODULE_OF, step.nodes.values()))), default=0)
     plan = _plan(step, min_repeat, depth, names)
     notes: list[str] = []
     # a plan that folds, collapses or cuts anything also draws a note box saying so: keep room for it
@@ -403,9 +415,10 @@ def _plan_blocks(step: Step, blocks: list[Block], min_repeat: int, depth: int | 
     owner.update(absorbed)
     if min_repeat:
         folds = _fold_runs(step, set(owner), min_repeat, opened)
-        owner.update({nid: b.key for b in folds for nid in b.nodes})
+        for b in folds:
+            owner.update(dict.fromkeys(b.nodes, b.key))
         blocks += folds
-    kept_nodes = {nid: info for nid, info in step.nodes.items() if nid not in owner}
+    kept_nodes = {nid: step.nodes[nid] for nid in itertools.filterfalse(owner.__contains__, step.nodes)}
     inside = {step.nodes[nid].variable for nid in absorbed}
     # names of a collapsed module's own tensors (``net.layer1.0.bn1.running_mean``) go inside its box too
     collapsed = tuple(b.module + "." for b in blocks if b.kind == "module")
@@ -555,18 +568,19 @@ def block_links(original: Step, plan: Folded) -> list[Link]:
     """Arrows to and from blocks, from the original step's edges (one per pair of drawn ends)."""
     drawn_nodes = set(plan.step.nodes)
     drawn_tensors = set(plan.step.tensors)
-    owner = plan.owner
-
-    def end(nid: str) -> str | None:
-        return nid if nid in drawn_nodes else owner.get(nid)
+    end = dict(plan.owner)  # node id -> what is drawn for it: its block, or itself
+    end.update(zip(drawn_nodes, drawn_nodes, strict=True))
+    end_of = end.get
 
     links: dict[str, Link] = {}
-    for nid, info in original.nodes.items():
-        tail = end(nid)
+    for nid, info in original.nodes.items():  # no call per node: graphs can have 100,000 nodes
+        tail = end_of(nid)
         if tail is None:
             continue
         for e in info.inputs:
-            head = end(e.node) if e is not None else None
+            if e is None:
+                continue
+            head = end_of(e.node)
             if head is not None and head != tail and (tail not in drawn_nodes or head not in drawn_nodes):
                 link = Link(tail, head, "next")
                 links.setdefault(link.key, link)
@@ -575,7 +589,7 @@ def block_links(original: Step, plan: Folded) -> list[Link]:
             links.setdefault(link.key, link)
     for t in plan.step.tensors.values():
         if t.grad_fn is not None and t.grad_fn not in drawn_nodes:
-            head = end(t.grad_fn)
+            head = end_of(t.grad_fn)
             if head is not None:
                 link = Link(t.id, head, "grad_fn")
                 links.setdefault(link.key, link)

@@ -147,6 +147,8 @@ class Tracer(RunDriver):
         self._threads_seen: frozenset[int | None] | None = None
         #: id(module) -> its tree as last listed, with its (name, tensor) pairs
         self._modules_seen: dict[int, _ModuleTree] = {}
+        #: tensors read inside a function before autograd may have set their flags -> the stack depth then
+        self._unsettled: dict[str, int] = {}
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -156,32 +158,24 @@ class Tracer(RunDriver):
         recorded: bool = True,
     ) -> Step:
         # An interrupt (Ctrl-C, a signal) must never leave grad mode or gc off. Both are set and
-        # put back by C calls that no torch function mode sees (torch.no_grad().__exit__ ran through
-        # our own mode: Python code, a window), but Python runs a signal handler after any C call:
-        # one landing between two of the putting-back calls is caught here and finishes the job.
-        self._undo = (gc.isenabled(), torch.is_grad_enabled(), None)
-        try:
-            return self._snapshot_quietly(frame, stmt, frame_name, error)
-        except BaseException:
-            self._put_back()
-            raise
-
-    def _snapshot_quietly(
-        self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
-    ) -> Step:
-        collecting, grad_mode, _hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
+        # put back by C calls, but Python runs a signal handler after any C call: one landing
+        # between two of the putting-back calls is caught here and finishes the job.
+        collecting = gc.isenabled()
+        grad_mode = torch.is_grad_enabled()
+        self._undo = (collecting, grad_mode, None)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
             with quiet():
-                try:
-                    torch._C._set_grad_enabled(False)
-                    return self._take(frame, stmt, frame_name, error)
-                finally:
-                    torch._C._set_grad_enabled(grad_mode)
-        finally:
+                torch._C._set_grad_enabled(False)
+                step = self._take(frame, stmt, frame_name, error)
+            torch._C._set_grad_enabled(grad_mode)
             if collecting:
                 gc.enable()
             self._undo = None
+            return step
+        except BaseException:
+            self._put_back()
+            raise
 
     def _put_back(self) -> None:
         """Grad mode, gc and the line hook as they were before our own code changed them."""
@@ -199,11 +193,28 @@ class Tracer(RunDriver):
         rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
         prev = self.prev
         book.module = rec.running_module()  # the statement's own new nodes were made in it
-        book.touched([t for _op, t in rec.inplace] + rec.written + self._outside_writers())
+        outside = self._outside_writers()
+        heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside)
+        if rec.inplace or rec.written or outside:
+            book.touched([t for _op, t in rec.inplace] + rec.written + outside)
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
         bindings, olds, news = self._names(frame)
+        mutated, dead = scene.scan()
+        others = self._other_threads()
+        if not (heard or olds or news or mutated or dead or book.changed or error is not None or self._unsettled) \
+                and prev is not None \
+                and bindings is prev.bindings and self._roots_of is bindings and self._views_at == scene.updates \
+                and not self.capped and not others:
+            # nothing the statement did can show: the step before's picture, shared
+            self.work["unchanged steps"] += 1
+            step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, prev.tensors, prev.nodes,
+                         (), prev.predictions)
+            book.done()
+            self.prev = step
+            self._counts = (ids.tensor_count, len(book.nodes))
+            return step
         for scope in news:  # new names' graphs, in name order: node ids follow the order of the names
             for tid in scope.values():
                 t = ids.obj(tid)
@@ -217,8 +228,7 @@ class Tracer(RunDriver):
             changed = ids.tensor(t)
             if changed is not None:
                 book.mark_versions(changed, version_of(t))
-        backward_events, backward_roots = self._backwards()
-        mutated, dead = scene.scan()
+        backward_events, backward_roots = self._backwards() if rec.backwards else ([], [])
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
         if book.untracked and (book.dirty or mutated):  # saved values no id follows, in written storages
@@ -235,18 +245,27 @@ class Tracer(RunDriver):
             for nid in extra:
                 roots[nid] = roots.get(nid, 0) + 1
             self._roots_of = None if extra else bindings
-        scene.update(roots, self._rechecks(mutated), book.changed, dead)
-        book.changed = set()
+        scene.update(roots, self._rechecks(mutated, others), book.changed, dead)
+        if self._stack:
+            self._note_unsettled()
+        if book.changed:
+            book.changed = set()
         tensors, nodes = self._views(prev)
         events: list[Event] = []
-        new_tensors = sorted((x for x in scene.added if x[0] == "t" and _num(x) > tensor_count), key=_num)
-        new_nodes = sorted((x for x in scene.added if x[0] == "n" and _num(x) > node_count), key=_num)
-        if new_tensors or new_nodes:
-            events.append(Create(tuple(new_tensors), tuple(new_nodes)))
-        events += self._binding_events(bindings, olds, news, frame)
-        events += self._mutate_events(mutated, scene.tensors)
-        events += self._grad_events(scene.tensors, backward_events)
-        events += self._untracked_events(scene.tensors)
+        added = scene.added
+        if added:
+            new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
+            new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
+            if new_tensors or new_nodes:
+                events.append(Create(tuple(new_tensors), tuple(new_nodes)))
+        if olds or news:
+            events += self._binding_events(bindings, olds, news, frame)
+        if mutated or rec.inplace or scene.changed:
+            events += self._mutate_events(mutated, scene.tensors)
+        if backward_events or scene.changed or added:
+            events += self._grad_events(scene.tensors, backward_events)
+        if rec.untracked:
+            events += self._untracked_events(scene.tensors)
         if error is not None:
             events.append(error)
         if prev is not None and nodes is prev.nodes and tensors is prev.tensors and bindings is prev.bindings \
@@ -254,19 +273,11 @@ class Tracer(RunDriver):
             predictions = prev.predictions
         else:
             predictions = self._predictions(bindings, scene.nodes, error)
-        step = Step(
-            index=len(self.steps),
-            lineno=stmt.lineno,
-            code=stmt.code,
-            frame=frame_name,
-            bindings=bindings,
-            tensors=tensors,
-            nodes=nodes,
-            events=tuple(events),
-            predictions=predictions,
-        )
+        step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, tensors, nodes, tuple(events),
+                     predictions)
         del backward_roots
-        rec.clear()
+        if heard:
+            rec.clear()
         book.done()
         self.prev = step
         self._counts = (ids.tensor_count, len(book.nodes))
@@ -296,17 +307,18 @@ class Tracer(RunDriver):
             out.append(view)
         return out[0], out[1]
 
-    def _rechecks(self, mutated: list[tuple[str, int, int]]) -> set[str] | None:
+    def _rechecks(self, mutated: list[tuple[str, int, int]], others: bool) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
 
         A tensor's version, liveness and memory are checked every step (:meth:`Scene.scan`,
         the written storages); its flags and ``.grad`` change without a version bump only
         through calls the recorder notes (``t.grad = ...``, ``requires_grad_``, ``detach_``,
         ``retain_grad``), a backward pass (the leaves and retained tensors), or code the recorder
-        does not see: another thread, or everything run after recording stopped.
+        does not see: another thread (``others``: see :meth:`_other_threads`), or everything run after
+        recording stopped.
         """
         rec, ids, scene = self.recorder, self.ids, self.scene
-        if self._other_threads() or self.capped or self.prev is None:
+        if others or self.capped or self.prev is None:
             return None
         out = {tid for tid, _v0, _v1 in mutated}
         if rec.backwards:  # the tensors a backward pass gives a .grad (its hooks' writes are noted below)
@@ -321,7 +333,26 @@ class Tracer(RunDriver):
             held = by_storage.get(s)
             if held:
                 out.update(held)
+        unsettled = self._unsettled
+        if unsettled:  # read again now; those read in a call that has since returned for the last time
+            out.update(unsettled)
+            depth = len(self._stack)
+            self._unsettled = {tid: d for tid, d in unsettled.items() if d <= depth and tid in scene.tensors}
         return out
+
+    def _note_unsettled(self) -> None:
+        """Tensors read inside a function showing no ``grad_fn`` and no ``requires_grad``: the call may be one
+        that torch made from within an op (a Function's ``setup_context``, a dispatch mode's
+        ``__torch_dispatch__``), and autograd gives the op's outputs their ``grad_fn`` only when it returns.
+        They are read again at each step until a step outside the function."""
+        tensors = self.scene.tensors
+        depth = len(self._stack)
+        for x in (*self.scene.added, *self.scene.changed):
+            if x[0] == "t" and x not in self._unsettled:
+                info = tensors.get(x)
+                if info is not None and info.grad_fn is None and not info.requires_grad:
+                    self._unsettled[x] = depth
+                    self.work["unsettled"] += 1
 
     def _other_threads(self) -> bool:
         """True when a thread started since the trace began runs, or ran since the last snapshot
@@ -341,6 +372,7 @@ class Tracer(RunDriver):
         self._stack_pos.clear()
         self._globals_src = _Source()
         self._modules_seen.clear()
+        self._unsettled.clear()
         self._cold = True
 
     def _outside_writers(self) -> list[torch.Tensor]:
@@ -891,8 +923,8 @@ class _ModuleTree:
     ``named_buffers()`` would list the same as when :attr:`found` was made. A module class that lists
     its own way is never cached (:meth:`of` gives None)."""
 
-    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "owners", "types",
-                 "values")
+    __slots__ = ("classes", "fields", "found", "keys", "listing", "module", "modules", "name", "names", "owners",
+                 "types", "values")
 
     def __init__(self, module: torch.nn.Module, name: str, found: list[tuple[str, torch.Tensor]]) -> None:
         self.module, self.name, self.found = module, name, found
@@ -900,6 +932,7 @@ class _ModuleTree:
         self.classes: list[type] = []
         #: each class four times, and the four methods that list (the base's: checked when listed)
         self.owners: list[type] = []
+        self.names: list[str] = []
         self.listing: list[Any] = []
         self.fields: list[Any] = []
         self.keys: list[Any] = []
@@ -923,6 +956,7 @@ class _ModuleTree:
             if any(_listing(c) != _MODULE_LISTING for c in tree.classes):
                 return None
             tree.owners = [c for c in tree.classes for _ in _LISTING_NAMES]
+            tree.names = _LISTING_NAMES * len(tree.classes)
             tree.listing = list(_MODULE_LISTING) * len(tree.classes)
             tree.fields = list(_chain(map(_TREE_FIELDS, map(vars, tree.modules))))
             if not all(type(d) in _PLAIN_DICTS for d in tree.fields):
@@ -935,17 +969,21 @@ class _ModuleTree:
         return tree
 
     def same(self) -> bool:
-        """True when nothing that the listing depends on changed since."""
+        """True when nothing that the listing depends on changed since (a few C-level passes, no list of
+        pairs: each pass stops at the first difference)."""
         try:  # (a __dict__ replaced as a whole shows as its three dicts replaced)
             fields = list(_chain(map(_TREE_FIELDS, map(vars, self.modules))))
         except Exception:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
             return False
+        if sum(map(len, fields)) != len(self.values):  # an entry added or removed
+            return False
         values = list(_chain(map(_values, fields)))
-        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
-                and _all_is(list(_chain(fields)), self.keys) and _all_is(list(map(type, values)), self.types)
-                and _all_is(list(map(getattr, self.owners, _LISTING_NAMES * len(self.classes))), self.listing))
+        return (type(self.module) is self.classes[0] and all(map(operator.is_, values, self.values))
+                and all(map(operator.is_, _chain(fields), self.keys))
+                and all(map(operator.is_, map(type, values), self.types))
+                and all(map(operator.is_, map(getattr, self.owners, self.names), self.listing)))
 
 
 _PLAIN_DICTS = (dict, collections.OrderedDict)
@@ -985,6 +1023,18 @@ def _gradient_summary(g: Any) -> Summary | None:
 
 
 _num = num
+_new = object.__new__
+
+
+def _step(index: int, lineno: int, code: str, frame: str, bindings: Mapping[str, str],
+          tensors: Mapping[str, TensorInfo], nodes: Mapping[str, NodeInfo], events: tuple[Event, ...],
+          predictions: tuple[Prediction, ...]) -> Step:
+    """``Step(...)`` with these fields, made without the frozen dataclass's per-field ``__setattr__``
+    (one per statement): the same object the constructor makes (a test compares them)."""
+    step = _new(Step)
+    step.__dict__.update(index=index, lineno=lineno, code=code, frame=frame, bindings=bindings, tensors=tensors,
+                         nodes=nodes, events=events, predictions=predictions)
+    return step
 
 
 # ---------------------------------------------------------------- public API

@@ -247,30 +247,62 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     each tuple is the node's ``next_functions``). A trace walks each call's new nodes as
     the call returns, a snapshot the whole graph at once: both number nodes alike, so
     ``explain(root)`` of plain code names nodes as a trace of it does.
+
+    A snapshot orders 100,000 nodes at once: the steps taken per node are bulk ones (no
+    Python loop over the nodes), and a chain, met newest first, is just reversed.
     """
-    plain: list[tuple[Any, ...]] = []
-    accs: dict[int, tuple[Any, ...]] = {}
-    for f in found:
-        if type(f[0]).__name__ == "AccumulateGrad":
-            accs[id(f[0])] = f
-        else:
-            plain.append(f)
-    if len(plain) > 1:
-        try:
-            numbers = [f[0]._sequence_nr() for f in plain]
-        except Exception:  # a node without one: those keep the order they were found in (a stable sort)
-            numbers = [sequence_nr(f[0]) for f in plain]
-        plain = [plain[i] for i in sorted(range(len(plain)), key=numbers.__getitem__)]
-    if not accs:
+    from itertools import compress
+    from operator import itemgetter, not_
+
+    types = list(map(type, map(itemgetter(0), found)))
+    acc_types = {cls for cls in set(types) if cls.__name__ == "AccumulateGrad"}
+    if not acc_types:
+        return _by_sequence_nr(list(found))
+    is_acc = list(map(acc_types.__contains__, types))
+    plain = _by_sequence_nr(list(compress(found, map(not_, is_acc))))
+    accs = {id(f[0]): f for f in compress(found, is_acc)}
+    return _with_accumulators(plain, accs, found)
+
+
+def _by_sequence_nr(plain: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``plain`` sorted by its nodes' sequence numbers (stable: nodes without one keep their order, last)."""
+    from itertools import islice
+    from operator import gt
+
+    if len(plain) < 2:
         return plain
+    try:
+        numbers = [f[0]._sequence_nr() for f in plain]
+    except Exception:  # a node without one
+        numbers = [sequence_nr(f[0]) for f in plain]
+    if all(map(gt, numbers, islice(numbers, 1, None))):  # newest first, as a walk meets a chain
+        return plain[::-1]
+    return [plain[i] for i in sorted(range(len(plain)), key=numbers.__getitem__)]
+
+
+def _with_accumulators(plain: list[tuple[Any, ...]], accs: dict[int, tuple[Any, ...]],
+                       found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``plain`` (in creation order) with the accumulators ``accs`` (by id of their node) each after its first
+    user, a user's accumulators last input first; the ones no node uses last, in the order found."""
+    from itertools import compress, count
+    from operator import itemgetter, not_
+
+    # an accumulator has one input, so every edge to it is (accumulator, 0): the users are found in bulk
+    wanted = {(f[0], 0) for f in accs.values()}
     out: list[tuple[Any, ...]] = []
-    for f in plain:
-        out.append(f)
-        for nxt, _ in reversed(f[1]):
+    start = 0
+    for user in compress(count(), map(not_, map(wanted.isdisjoint, map(itemgetter(1), plain)))):
+        for nxt, _ in reversed(plain[user][1]):
             acc = accs.pop(id(nxt), None) if nxt is not None else None
             if acc is not None:
+                out += plain[start : user + 1]
+                start = user + 1
                 out.append(acc)
-    out += [f for f in found if id(f[0]) in accs]  # an accumulator walked from itself
+        if not accs:
+            break
+    out += plain[start:]
+    if accs:  # an accumulator walked from itself
+        out += [f for f in found if id(f[0]) in accs]
     return out
 
 
@@ -381,8 +413,8 @@ class GraphBook:
         ids = self.ids
         nid = ids.node(root)
         if nid is not None:  # seen before, and so is everything it reaches
-            if output is not None:  # walked from another tensor, or before ``output`` had an id
-                self.link_output(nid, output)
+            if output is not None and output.output_nr == 0:  # walked from another tensor, or before
+                self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
         new: list[tuple[str, Any, Any]] = []
         stamp_node = ids.stamp_node

@@ -139,7 +139,10 @@ class Scene:
         for tid in dead:
             if tid in self.out:
                 self._drop(tid, cand)
-        for tid in (list(self.tensors) if recheck is None else recheck):
+        # in id order (a set's order follows string hashes, which change from run to run): reading a tensor
+        # walks its graph, and the first walk to reach a node names its output
+        for tid in (list(self.tensors) if recheck is None else sorted(recheck, key=num) if len(recheck) > 1
+                    else recheck):
             if tid not in self.tensors:
                 continue
             t = self.ids.obj(tid)

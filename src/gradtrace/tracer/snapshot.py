@@ -16,6 +16,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from itertools import compress, count
 from typing import Any
 
 import torch
@@ -50,17 +51,19 @@ _NODE_DEFAULTS = _plain_fields(NodeInfo, {"id", "name", "inputs"})
 _EDGE_FITS = _plain_fields(Edge, {"node", "output_nr"}) == {}
 
 
-def _records(found: list[tuple[Any, Any, int]], by: Mapping[int, str], kinds: Mapping[type, str]) -> list[NodeInfo]:
-    """``NodeInfo(id, name, inputs)`` of each found node, made quickly where the model's classes allow it."""
+def _records(nids: list[str], names: list[str], nexts: list[Any], by: Mapping[int, str]) -> list[NodeInfo]:
+    """``NodeInfo(id, name, inputs)`` of each node (its id, name and ``next_functions``), made quickly where
+    the model's classes allow it."""
     if _NODE_DEFAULTS is None or not _EDGE_FITS:
-        return [NodeInfo(id=by[key], name=kinds[type(node)],
-                         inputs=tuple(None if nxt is None else Edge(by[id(nxt)], nr) for nxt, nr in nexts))
-                for node, nexts, key in found]
+        return [NodeInfo(id=nid, name=name,
+                         inputs=tuple(None if nxt is None else Edge(by[id(nxt)], nr) for nxt, nr in pairs))
+                for nid, name, pairs in zip(nids, names, nexts, strict=True)]
     new, defaults, edge_cls, node_cls = _new, _NODE_DEFAULTS, Edge, NodeInfo
-    out = []
-    for node, nexts, key in found:
+    out: list[NodeInfo] = []
+    keep = out.append
+    for nid, name, pairs in zip(nids, names, nexts, strict=True):
         inputs: list[Edge | None] = []
-        for nxt, nr in nexts:
+        for nxt, nr in pairs:
             if nxt is None:
                 inputs.append(None)
             else:
@@ -71,8 +74,8 @@ def _records(found: list[tuple[Any, Any, int]], by: Mapping[int, str], kinds: Ma
         record = new(node_cls)
         state = record.__dict__
         state.update(defaults)
-        state["id"], state["name"], state["inputs"] = by[key], kinds[type(node)], tuple(inputs)
-        out.append(record)
+        state["id"], state["name"], state["inputs"] = nid, name, tuple(inputs)
+        keep(record)
     return out
 
 
@@ -151,10 +154,15 @@ class Sketch:
         self.work: Counter[str] = Counter()
         self._by: dict[int, str] = {}  # id(node wrapper) -> node id
         self._kinds: dict[type, str] = {}  # node class -> its name
-        self._keep: list[Any] = []  # the wrappers whose id() is a key above
-        #: node id -> (node, the tensor it made if known, tensor ids given when it was met)
-        self._later: dict[str, tuple[Any, torch.Tensor | None, int]] = {}
-        #: node id -> the tensor found to be its output after it was met
+        #: every node in id order (``n1`` first): the wrappers whose id() is a key above
+        self._order: list[Any] = []
+        #: the nodes read in full (accumulators need no more than the sketch has)
+        self._read: set[str] = set()
+        #: node id -> the tensor it made, where known (the roots of walks)
+        self._outs: dict[str, torch.Tensor] = {}
+        #: (number of a walk's first node, tensor ids given when the walk met its nodes), one per walk
+        self._known: list[tuple[int, int]] = []
+        #: node id -> the tensor found to be its output after the node was met (as ``GraphBook.walk`` finds it)
         self._linked: dict[str, torch.Tensor] = {}
         self._nodes: dict[str, NodeInfo] = {}
         bindings: dict[str, str] = {}
@@ -175,52 +183,64 @@ class Sketch:
 
     def _walk(self, root: Any, out: torch.Tensor) -> list[str]:
         """Ids for the nodes ``root`` reaches that have none, given as ``GraphBook.walk`` gives them, with
-        their names, inputs and leaves; the new leaves' tensor ids."""
+        their names, inputs and leaves; the new leaves' tensor ids.
+
+        One light step per node: the walk pushes each node's ``next_functions`` pairs as they come
+        (the ``None`` ones are skipped when popped), ids and names are made in bulk.
+        """
         if root is None:
             return []
         by, ids, kinds = self._by, self.ids, self._kinds
         met = by.get(id(root))
-        if met:  # walked before: ``out`` is its output, as GraphBook.walk and the scene tell it
+        if met:  # walked before: ``out`` is its output (its output 0), as GraphBook.walk and the scene tell it
             record = self._nodes[met]
             tid = None if out is None else ids.tensor(out)
-            if record.output is None and tid is not None:
+            if record.output is None and tid is not None and out.output_nr == 0:
                 self._nodes[met] = replace(record, output=tid)
                 self._linked[met] = out
             return []
-        found: list[tuple[Any, Any, int]] = []
-        stack = [root]
-        pop, push = stack.pop, stack.extend
+        found: list[tuple[Any, Any]] = []
+        stack: list[tuple[Any, int]] = [(root, 0)]
+        pop, push, meet = stack.pop, stack.extend, found.append
         while stack:  # met nodes go into ``by`` at once (with no id yet): each is read once
-            node = pop()
+            node = pop()[0]
+            if node is None:
+                continue
             key = id(node)
             if key in by:
                 continue
             by[key] = ""
             nexts = node.next_functions
-            found.append((node, nexts, key))
-            push([nxt for nxt, _ in nexts if nxt is not None])
+            meet((node, nexts))
+            push(nexts)
+        if not found:
+            return []
         found = creation_order(found)
-        count = len(self._nodes)
-        leaves: list[str] = []
-        for node, _, key in found:  # ids in creation order; a leaf gets its id with its accumulator's
-            count += 1
-            by[key] = f"n{count}"
-            cls = type(node)
-            if (kinds.get(cls) or kinds.setdefault(cls, node_name(node))) == "AccumulateGrad":
-                leaves.append(ids.stamp(node.variable)[0])
-        self._keep += [f[0] for f in found]
-        known = ids.tensor_count
-        later, nodes = self._later, self._nodes
-        variables = iter(leaves)
-        for (node, _, _), record in zip(found, _records(found, by, kinds), strict=True):
-            nid = record.id
-            nodes[nid] = record
-            if record.name == "AccumulateGrad":
-                nodes[nid] = replace(record, variable=next(variables))
-                continue
-            if node is root and out is not None:
-                nodes[nid] = replace(record, output=ids.tensor(out))
-            later[nid] = (node, out if node is root else None, known)
+        nodes = [f[0] for f in found]
+        before = len(self._nodes)
+        nids = [f"n{i}" for i in range(before + 1, before + 1 + len(nodes))]
+        by.update(zip(map(id, nodes), nids, strict=True))
+        types = list(map(type, nodes))
+        for cls, node in dict(zip(types, nodes, strict=True)).items():
+            if cls not in kinds:
+                kinds[cls] = node_name(node)
+        names = list(map(kinds.__getitem__, types))
+        # ids in creation order; a leaf gets its tensor id with its accumulator's
+        accs = list(compress(count(), map("AccumulateGrad".__eq__, names)))
+        leaves = [ids.stamp(nodes[i].variable)[0] for i in accs]
+        self._order += nodes
+        self._read.update(nids[i] for i in accs)
+        records = _records(nids, names, [f[1] for f in found], by)
+        for i, leaf in zip(accs, leaves, strict=True):
+            records[i] = replace(records[i], variable=leaf)
+        if out is not None:  # the root comes last in creation order: the output it made is known
+            root_id = by[id(root)]
+            where = len(nodes) - 1 if nids[-1] == root_id else nids.index(root_id)
+            if names[where] != "AccumulateGrad":
+                records[where] = replace(records[where], output=ids.tensor(out))
+                self._outs[root_id] = out
+        self._nodes.update(zip(nids, records, strict=True))
+        self._known.append((before + 1, ids.tensor_count))
         return leaves
 
     def node_id(self, node: Any) -> str | None:
@@ -264,18 +284,22 @@ class Sketch:
 
     def fill(self, nids: Iterable[str]) -> Step:
         """The step with the nodes ``nids`` read in full (the others as they were)."""
-        todo = [nid for nid in nids if nid in self._later]
+        nodes = self.step.nodes
+        todo = [nid for nid in dict.fromkeys(nids) if nid in nodes and nid not in self._read]
         if not todo:
             return self.step
-        nodes = dict(self.step.nodes)
+        nodes = dict(nodes)
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
             for nid in todo:
-                node, out, known = self._later.pop(nid)
-                nodes[nid] = record = self.book._info(nid, node, out, known=known, inputs=nodes[nid].inputs)
+                number = int(nid[1:])
+                known = next(k for first, k in reversed(self._known) if first <= number)
+                nodes[nid] = record = self.book._info(nid, self._order[number - 1], self._outs.get(nid), known=known,
+                                                      inputs=nodes[nid].inputs)
                 linked = self._linked.get(nid)
                 if linked is not None and record.output is None:
                     tid = self.ids.tensor(linked)
                     nodes[nid] = replace(record, output=tid, value=record.value or self.book.summary(tid, linked))
+                self._read.add(nid)
         self.work["nodes"] += len(todo)
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=self.step.bindings,
                          tensors=self.step.tensors, nodes=nodes)
