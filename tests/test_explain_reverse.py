@@ -59,7 +59,7 @@ def test_temporary_root_is_named_by_its_node():
     step, event = backward_step(BLOG_INDEX)
     assert event.root is None
     root = step.nodes[event.root_node]
-    expected = f"reverse pass from a temporary tensor (its grad_fn is {root.id} {root.name})"
+    expected = f"reverse pass from a tensor no name holds (its grad_fn is {root.id} ({root.name}))"
     assert reverse_lines(step)[0].startswith(expected)
 
 

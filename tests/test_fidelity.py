@@ -26,8 +26,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "finalizer_timing": "the name cache (core.py _refresh, _Source.values) keeps a rebound value alive until the next "
-                        "snapshot: its __del__ runs inside the snapshot, with grad mode off, and is no step",
     "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
                              "statements: the in-place call is credited to the handler's first step, before the "
                              "kernel ran, and the step that ran it shows the old value",
@@ -43,8 +41,6 @@ KNOWN = {
                          "during .data/.grad writes and detach_(), so its own statements run more often than plainly",
     "tf_mode_changes_result": "a learner's TorchFunctionMode is called for the recorder's own attribute reads in "
                               "in-place statements, so its code runs more often traced than plain",
-    "refcount_seen": "sys.getrefcount of a named tensor is 5 traced, 2 plain: the tracer keeps strong references "
-                     "to the values names held (the name cache core.py _refresh / _Source.values, as finalizer_timing)",
 }
 if choose_line_events(None) == "settrace":
     KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "

@@ -218,15 +218,40 @@ class _WhoMade(torch.overrides.TorchFunctionMode):
         return out
 
 
+#: modules that hand their input back (Identity, Dropout in eval mode), one called twice on different
+#: inputs, an in-place module after one that saved its output, a caller's ops between calls
+PASS_THROUGH = """\
+import torch
+class Parent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Identity(), torch.nn.Sigmoid(),
+                                        torch.nn.Dropout(0.5), torch.nn.ReLU(inplace=True))
+        self.skip = torch.nn.Identity()
+        self.out = torch.nn.Linear(3, 1)
+    def forward(self, x):
+        h = self.body(x * 3)
+        h = self.skip(h) + self.skip(x.exp())
+        return self.out(self.skip(h)).sum()
+torch.manual_seed(0)
+model = Parent().eval()
+x = torch.randn(4, 3, requires_grad=True)
+loss = model(x)
+"""
+
+
+@pytest.mark.parametrize("source", [MODULES, PASS_THROUGH], ids=["nested", "pass-through"])
 @pytest.mark.parametrize("path", PATHS)
-def test_a_node_belongs_to_the_module_that_was_running_when_it_was_made(path: str) -> None:
+def test_a_node_belongs_to_the_module_that_was_running_when_it_was_made(path: str, source: str) -> None:
     """Nodes a module's caller made before the call are the caller's, not the called module's, although a
     walk from the called module's output reaches them (the tiny GPT's attention ops were told as c_proj's)."""
     from torch.nn.modules import module as mod
 
-    ns = _plain(MODULES.split("torch.manual_seed")[0])
+    ns = _plain(source.split("torch.manual_seed")[0])
     torch.manual_seed(0)
     model = ns["Parent"]()
+    if ".eval()" in source:
+        model.eval()
     names = {m: ("model." + n if n else "model") for n, m in model.named_modules()}
     who = _WhoMade(names)
     def leave(m: torch.nn.Module, a: Any, o: Any) -> None:
@@ -241,9 +266,48 @@ def test_a_node_belongs_to_the_module_that_was_running_when_it_was_made(path: st
         for h in handles:
             h.remove()
     want = sorted({(n.split("::")[-1], m) for n, m in who.made})
-    assert {m for _n, m in want} >= {"model", "model.child", "model.child.lin", "model.out"}
+    assert {m for _n, m in want} >= {"model", "model.out"}
 
-    _tracer, trace, _ns = _trace(MODULES, path)
+    _tracer, trace, _ns = _trace(source, path)
     nodes = trace.steps[-1].nodes.values()
     got = sorted({(n.name, n.module) for n in nodes})
     assert got == want, (got, want)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_module_hooks_read_each_new_node_once_per_forward(path: str) -> None:
+    """A node read (what the hooks ask the tracer to walk) costs more than the forward of a small layer:
+    the hooks ask only for the nodes no read has met. In the MLP, each forward makes one new node at each
+    distinct output its modules return (the Sequential's output is its last Linear's); the node behind a
+    module's input is the previous module's output, read on the way out of that module."""
+    from torch.nn.modules import module as mod
+
+    plain = _plain(MLP.split("for i in")[0])
+    outputs: list[Any] = []  # the nodes at module outputs, kept alive so that their ids are theirs
+    handle = mod.register_module_forward_hook(lambda m, a, o: outputs.append(o.grad_fn))
+    try:
+        plain["model"](plain["x"])
+    finally:
+        handle.remove()
+    new_per_forward = len({id(fn) for fn in outputs})
+    assert 0 < new_per_forward < len(outputs)
+
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    tracer = Tracer(MLP, "<rec>", 10**6, globals_ns=ns, line_events=path)
+    reads: list[str] = []
+    read = tracer.recorder.on_node
+    assert read is not None
+
+    def counted(out: torch.Tensor, module: str) -> None:
+        reads.append(module)
+        read(out, module)
+
+    tracer.recorder.on_node = counted
+    code = compile(MLP, "<rec>", "exec")
+    trace = tracer.run(lambda: exec(code, ns))
+    forwards = sum(1 for s in trace.steps if s.code == "pred = model(x)")
+    assert forwards > 1
+    assert len(reads) == forwards * new_per_forward
+    assert tracer.recorder.node_reads == len(reads)
+    # each read under the module that made the node
+    assert reads[:new_per_forward] == ["model." + n for n, _m in plain["model"].named_children()]

@@ -113,3 +113,43 @@ def test_statements_outside_functions_read_nothing_again_for_their_flags():
 
 
 CHAIN_AT_MODULE_LEVEL = "import torch\nh = torch.zeros(2)\nfor _ in range(30):\n    h = h + 1\n"
+
+
+class _Plain:
+    pass
+
+
+def test_the_name_cache_tells_a_new_object_at_a_freed_objects_address():
+    from gradtrace.tracer.core import _Held
+
+    a = _Plain()
+    held = _Held([a, 1, "s"])
+    assert held.same([a, 1, "s"]) and held.holds(0, a)
+    address = id(a)
+    del a  # the cache does not keep it alive: its address is free
+    b = _Plain()
+    assert id(b) == address  # CPython hands the freed block out again
+    assert not held.same([b, 1, "s"]) and not held.holds(0, b)
+
+
+def test_a_rebound_names_old_value_is_freed_at_the_rebinding_statement():
+    source = (
+        "import weakref, torch\n"
+        "t = torch.ones(2)\n"
+        "r = weakref.ref(t)\n"
+        "t = torch.zeros(2)\n"
+        "gone = r() is None\n"
+    )
+    _trace, _tracer, ns = _run(source)
+    plain: dict[str, Any] = {}
+    exec(source, plain)
+    assert ns["gone"] == plain["gone"]
+
+
+def test_a_name_set_to_none_when_its_tensor_dies_is_unbound():
+    # the cache's weak reference to the dead tensor gives None: the same as the new value, and yet a new value
+    trace, _tracer, ns = _run("import torch\nt = torch.ones(1)\nk = 0\nt = None\nk = 1\n")
+    step = next(s for s in trace.steps if s.code == "t = None")
+    assert ns["t"] is None and "t" not in step.bindings
+    assert [e.kind for e in step.events] == ["unbind"]
+    assert "t" not in trace.steps[-1].bindings

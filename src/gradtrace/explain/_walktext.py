@@ -20,13 +20,27 @@ def _title(step: WalkStep) -> str:
     return f"{step.node} {name}" + (f" ({step.label})" if step.label else "")
 
 
+def _root(w: Walkthrough) -> str:
+    """The root as the text twin's reverse pass says it: ``y (t2)``, ``t5``, or a tensor no name holds."""
+    if w.root_name and w.root_tensor and w.root_name != w.root_tensor:
+        return f"{w.root_name} ({w.root_tensor})"
+    if w.root_name:
+        return w.root_name
+    node = next((n for n in w.nodes if n.id == w.root), None)
+    if node is not None:
+        return f"a tensor no name holds (its grad_fn is {node.id} ({node.name.replace('torch::autograd::', '')}))"
+    return f"a tensor no name holds (its grad_fn is {w.root})" if w.root else "a tensor no name holds"
+
+
 def _head(w: Walkthrough) -> list[str]:
-    lines = [f"Reverse pass from {w.root_name} ({w.root}), in the order PyTorch ran the nodes."]
+    lines = [f"Reverse pass from {_root(w)}, in the order PyTorch ran the nodes."]
     if w.vjp:
         lines.append(f"backward(gradient=v) with v = {w.seed.text}: every gradient below is vᵀ·J, "
                      "a vector-Jacobian product, not a full Jacobian.")
-    else:
+    elif w.root_name:
         lines.append(f"It starts with ∂{w.root_name}/∂{w.root_name} = {w.seed.text}.")
+    else:
+        lines.append(f"It starts with that tensor's gradient with respect to itself: {w.seed.text}.")
     if w.note:
         lines.append(f"({w.note})")
     if w.retain_graph:

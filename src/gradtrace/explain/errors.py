@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import FREED, STALE, Mutate, Step, TensorInfo, Trace
+from ..model import FREED, STALE, Create, Mutate, NodeInfo, SavedValue, Step, TensorInfo, Trace
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,10 @@ class ErrorExplanation:
     __str__ = to_text
 
 
+_VERSION_CHECK = ("Every in-place operation bumps a tensor's version; backward() checks the saved version and "
+                  "refuses to use a value that has changed.")
+
+
 @dataclass(frozen=True)
 class _Known:
     kind: str
@@ -97,9 +101,9 @@ _KNOWN = (
            "A value saved for backward was changed in place",
            "A node saved a tensor during the forward pass; the tensor was changed in place afterwards, so "
            "its version counter no longer matches the version the node saved.",
-           "Nodes such as MulBackward0 need the original values of their inputs to compute the gradient. "
-           "Every in-place operation bumps a tensor's version; backward() checks the saved version and refuses "
-           "to use a value that has changed.",
+           "The node that saved it needs that exact value to compute the gradient: some nodes save their inputs "
+           "(MulBackward0, PowBackward0), others their own output (ExpBackward0, SigmoidBackward0, "
+           "TanhBackward0). " + _VERSION_CHECK,
            "Use an out-of-place operation (a = a + 1 instead of a.add_(1) or a += 1), or clone the tensor "
            "before changing it."),
     _Known("nonscalar_backward", r"grad can be implicitly created only for scalar outputs",
@@ -208,6 +212,12 @@ _INPLACE = re.compile(r"\[(?P<type>[\w.]+) \[(?P<shape>[\d, ]*)\]\], which is ou
                       r"expected version (?P<expected>\d+)")
 
 
+def _shape_text(dims: str) -> str:
+    """A message's ``[2, 3]`` sizes spelt as Python prints the tuple: ``()``, ``(2,)``, ``(2, 3)``."""
+    sizes = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
+    return str(sizes)
+
+
 def _with(base: ErrorExplanation, **changes: Any) -> ErrorExplanation:
     from dataclasses import replace
 
@@ -238,14 +248,16 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
     m = _INPLACE.search(base.message)
     details: list[tuple[str, str]] = []
     if m:
-        details = [("tensor_type", m["type"]), ("shape", f"({m['shape']})"), ("output_nr", m["nr"]),
+        shape = _shape_text(m["shape"])
+        details = [("tensor_type", m["type"]), ("shape", shape), ("output_nr", m["nr"]),
                    ("op", m["op"]), ("version", m["version"]), ("expected_version", m["expected"])]
-        what = (f"A {m['type']} of shape [{m['shape']}] (output {m['nr']} of {m['op']}) was saved at version "
+        what = (f"A {m['type']} of shape {shape} (output {m['nr']} of {m['op']}) was saved at version "
                 f"{m['expected']}, but is now at version {m['version']}.")
         base = _with(base, what=base.what + " " + what)
     if step is None:
         return _with(base, details=tuple(details))
     culprits: list[str] = []
+    stale_saves: list[tuple[NodeInfo, SavedValue]] = []
     reachable = _reachable_from_code(step)
     for node in step.nodes.values():
         if reachable and node.id not in reachable:
@@ -256,8 +268,56 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
             if stale and (not m or saved.saved_version == int(m["expected"])):
                 culprits += [c for c in (node.id, saved.tensor) if c and c not in culprits]
                 details.append(("saved_by", f"{node.id} {node.name} saved {saved.name}"))
-    line, code, index = _mutation_line(trace, [c for c in culprits if c.startswith("t")])
+                stale_saves.append((node, saved))
+    if stale_saves:
+        base = _with(base, why=_why_saved(step, stale_saves))
+    line, code, index = _mutation_line(trace, {s.tensor: s.saved_version for _, s in stale_saves if s.tensor})
     return _with(base, culprits=tuple(culprits), details=tuple(details), line=line, code=code, step=index)
+
+
+def _saved_role(step: Step, node: NodeInfo, saved: SavedValue) -> str:
+    """``output`` when a node saved its own result, ``input`` when one of its inputs, else ``""``."""
+    if (saved.tensor is not None and saved.tensor == node.output) or saved.name.startswith("result"):
+        return "output"
+    inputs = set()
+    for edge in node.inputs:
+        feeder = step.nodes.get(edge.node) if edge is not None else None
+        if feeder is not None:
+            inputs.add(feeder.variable if feeder.is_accumulate else feeder.output)
+    return "input" if saved.tensor is not None and saved.tensor in inputs else ""
+
+
+def _tensor_words(step: Step, tensor: str | None) -> str:
+    if tensor is None:
+        return "a tensor"
+    names = step.names_of(tensor)
+    return f"{tensor} ({', '.join(names)})" if names else tensor
+
+
+def _why_saved(step: Step, stale: list[tuple[NodeInfo, SavedValue]]) -> str:
+    """The culprit nodes by name: which tensor each saved, and whether it is an input or its own output."""
+    grouped: dict[tuple[str, str | None], list[SavedValue]] = {}
+    nodes: dict[str, NodeInfo] = {}
+    for node, saved in stale:
+        grouped.setdefault((node.id, saved.tensor), []).append(saved)
+        nodes[node.id] = node
+    clauses = []
+    for (node_id, tensor), saves in grouped.items():
+        node = nodes[node_id]
+        op = node.name.rsplit("::", 1)[-1]
+        as_ = " and ".join(s.name for s in saves)
+        role = _saved_role(step, node, saves[0])
+        what = _tensor_words(step, tensor)
+        if role == "output":
+            clauses.append(f"{node_id} {op} saved its own output {what} as {as_}: its gradient formula is "
+                           "written with the result it computed, so it needs that result unchanged.")
+        elif role == "input":
+            clauses.append(f"{node_id} {op} saved its input {what} as {as_}: it needs the input's original "
+                           "values to compute the gradient.")
+        else:
+            clauses.append(f"{node_id} {op} saved {what} as {as_} to compute the gradient, and needs it "
+                           "unchanged.")
+    return " ".join(clauses) + " The tensor was changed in place after it was saved. " + _VERSION_CHECK
 
 
 def _reachable_from_code(step: Step) -> set[str]:
@@ -265,16 +325,27 @@ def _reachable_from_code(step: Step) -> set[str]:
     return step.reachable(step.tensors[t].grad_fn for t in _names_in(step.code, step) if t in step.tensors)
 
 
-def _mutation_line(trace: Trace | None, tensors: list[str]) -> tuple[int | None, str | None, int | None]:
-    """Line, code and step index of the last in-place change of one of ``tensors``."""
+def _mutation_line(trace: Trace | None, saved_at: dict[str, int | None]) -> tuple[int | None, str | None, int | None]:
+    """Line, code and step index of the last in-place change of one of the tensors ``saved_at`` maps to the
+    version a node saved.
+
+    With no in-place event recorded, a tensor already past that version at the end of the statement that
+    made it was changed by that same statement (``nn.ReLU(inplace=True)`` after a ``Sigmoid`` in one call).
+    """
     if trace is None:
         return None, None, None
     found: tuple[int | None, str | None, int | None] = (None, None, None)
+    made: tuple[int | None, str | None, int | None] = (None, None, None)
     for s in trace.steps:
         for e in s.events:
-            if isinstance(e, Mutate) and e.tensor in tensors:
+            if isinstance(e, Mutate) and e.tensor in saved_at:
                 found = (s.lineno, s.code, s.index)
-    return found
+            elif isinstance(e, Create) and made[2] is None:
+                for t in e.tensors:
+                    info = s.tensors.get(t)
+                    if t in saved_at and info is not None and saved_at[t] is not None and info.version != saved_at[t]:
+                        made = (s.lineno, s.code, s.index)
+    return found if found[2] is not None else made
 
 
 def _backward_twice(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
@@ -294,8 +365,9 @@ def _shape_mismatch(base: ErrorExplanation, step: Step | None, trace: Trace | No
     m = re.search(r"grad_output\[0\] has a shape of torch.Size\(\[([\d, ]*)\]\) and output\[0\] has a shape "
                   r"of torch.Size\(\[([\d, ]*)\]\)", base.message)
     if m:
-        base = _with(base, details=(("gradient_shape", f"({m[1]})"), ("output_shape", f"({m[2]})")),
-                     what=f"{base.what} The gradient has shape ({m[1]}), the output ({m[2]}).")
+        grad, out = _shape_text(m[1]), _shape_text(m[2])
+        base = _with(base, details=(("gradient_shape", grad), ("output_shape", out)),
+                     what=f"{base.what} The gradient has shape {grad}, the output {out}.")
     return _with(base, culprits=_tensors_where(step, lambda t: t.grad_fn is not None))
 
 

@@ -35,7 +35,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         root = _who(step, event.root)
     else:
         node = step.nodes.get(event.root_node or "")
-        root = "a temporary tensor" + (f" (its grad_fn is {node.id} {node.name})" if node is not None else "")
+        root = "a tensor no name holds" + (f" (its grad_fn is {node.id} ({node.name}))" if node is not None else "")
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them:"]
     arrived: dict[str, list[Summary]] = {}
     dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)

@@ -109,6 +109,7 @@ class Walkthrough:
     """The whole reverse pass of one ``backward()`` call, as plain data."""
 
     root: str
+    #: what the stepper calls the root: its name, its tensor id when no name holds it, "" for a temporary
     root_name: str
     seed: GradValue
     vjp: bool
@@ -117,6 +118,8 @@ class Walkthrough:
     leaves: tuple[LeafGrad, ...]
     nodes: tuple[NodeInfo, ...]
     note: str | None = None
+    #: the root's tensor id ("" when the trace holds no record of it: a temporary such as ``y.sum()``)
+    root_tensor: str = ""
 
     def leaf(self, label: str) -> LeafGrad:
         return next(leaf for leaf in self.leaves if leaf.label == label)
@@ -232,7 +235,7 @@ class _Builder:
             if node.variable is not None:
                 names = step.names_of(node.variable)
                 labels[nid] = names[0] if names else node.variable  # an unnamed leaf goes by its tensor id
-        if self.root_node is not None and self.root_node not in labels:
+        if self.root_node is not None and self.root_node not in labels and root_name:
             labels[self.root_node] = root_name
         return labels
 
@@ -398,9 +401,9 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
     with its ``flow``); ids are the trace's own.
     """
     root = step.tensors.get(event.root or "")
-    if root_name is None:
+    if root_name is None:  # named as the stepper and the text twin name it: its name, else its tensor id
         names = step.names_of(event.root) if event.root else []
-        root_name = names[0] if names else "output"
+        root_name = names[0] if names else (event.root or "")  # "": a tensor no name holds
     build = _Builder(step, event, root_name)
     seed = build.value(event.gradient, build.root_node)
     if seed is None and root is not None and not root.shape:  # backward() of a number starts from 1
@@ -414,7 +417,8 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
     if root is not None and root.grad_fn is None:  # backward() on a leaf: nothing to walk
         after = build.value(root.grad, None)
         leaf = LeafGrad(root_name, "", None, seed, after, after.text if after else "None")
-        return Walkthrough("", root_name, seed, vjp, event.retain_graph, (), (leaf,), ())
+        return Walkthrough("", root_name, seed, vjp, event.retain_graph, (), (leaf,), (),
+                           root_tensor=event.root or "")
     steps = build.steps()
     leaves = tuple(_leaf_grad(s) for s in steps if s.is_accumulate)
     nodes = tuple(step.nodes[f.node] for f in build.flow)
@@ -423,7 +427,7 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
         note = ("backward() ran, but its nodes were not watched one by one (the graph is too large, or "
                 "the trace had already watched its first backward() calls)")
     return Walkthrough(build.root_node or "", root_name, seed, vjp, event.retain_graph, steps, leaves, nodes,
-                       note)
+                       note, event.root or "")
 
 
 def _leaf_grad(step: WalkStep) -> LeafGrad:

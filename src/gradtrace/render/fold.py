@@ -36,7 +36,9 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from operator import attrgetter
+from itertools import compress, count, islice
+from operator import attrgetter, ne
+from typing import Any, NamedTuple
 
 from .._gc import paused_gc
 from ..model import NodeInfo, Step
@@ -107,41 +109,59 @@ class Folded:
 
 
 # ------------------------------------------------------------------ folding
-def _heads(nodes: Mapping[str, NodeInfo]) -> list[str]:
-    """The node each input edge of ``nodes`` comes from (one item per edge)."""
-    return list(map(_NODE_OF, filter(None, itertools.chain.from_iterable(map(_INPUTS_OF, nodes.values())))))
+class Outline(NamedTuple):
+    """Every node of a step as lists, in the step's order: what folding looks at (see :func:`outline`)."""
+
+    ids: list[str]
+    names: list[str]
+    modules: list[str]
+    heads: list[tuple[str | None, ...]]  # each node's input nodes (None: an input that needs no gradient)
+    leaves: set[str]  # the accumulators (``AccumulateGrad``)
 
 
-_NODE_OF, _INPUTS_OF, _MODULE_OF = attrgetter("node"), attrgetter("inputs"), attrgetter("module")
-_SYMBOL_OF = attrgetter("name", "module")  # what a folded run repeats
+def outline(nodes: Mapping[str, NodeInfo]) -> Outline:
+    """The :class:`Outline` of ``nodes``, read once for a whole fold (graphs can have 100,000 nodes).
+
+    A mapping that makes its records only when looked up (a sketch of an untraced graph, see
+    ``gradtrace.tracer.snapshot.SketchNodes``) has it ready: ``nodes.outline()``.
+    """
+    ready = getattr(nodes, "outline", None)
+    if callable(ready):
+        return Outline(*ready())
+    infos = list(nodes.values())
+    heads = [tuple([None if e is None else e.node for e in info.inputs]) for info in infos]
+    leaves = {info.id for info in infos if info.variable is not None}
+    return Outline(list(nodes), list(map(_NAME_OF, infos)), list(map(_MODULE_OF, infos)), heads, leaves)
 
 
-def _chains(step: Step, skip: set[str]) -> list[list[str]]:
+_NAME_OF, _MODULE_OF = attrgetter("name"), attrgetter("module")
+
+
+def _chains(step: Step, skip: set[str], shape: Outline) -> list[list[str]]:
     """Maximal linear chains of nodes, each from the output side towards the inputs.
 
-    Graphs can have 100,000 nodes: one Python loop reads the nodes, bulk steps do the rest.
+    Graphs can have 100,000 nodes: one Python loop reads the outline, bulk steps do the rest.
     """
-    nodes = step.nodes
     named = set(step.bindings.values())
     pinned = {t.grad_fn for t in step.tensors.values() if t.grad_fn is not None and t.id in named}
-    accs = {nid for nid, info in nodes.items() if info.variable is not None}
-    heads = _heads(nodes)
+    accs = shape.leaves
+    heads = list(filter(None, itertools.chain.from_iterable(shape.heads)))
     once = set(heads)
     shared = set() if len(once) == len(heads) else {nid for nid, n in Counter(heads).items() if n > 1}
-    outside = accs | (once - nodes.keys())  # inputs that do not count: accumulators, nodes not in the step
+    outside = accs | (once - set(shape.ids))  # inputs that do not count: accumulators, nodes not in the step
     stops = skip | pinned | shared  # a chain does not go on into these
     ids: list[str] = []
     nexts: list[str | None] = []
     keep_id, keep_next = ids.append, nexts.append
-    for nid, info in nodes.items():
+    for nid, inputs in zip(shape.ids, shape.heads, strict=True):
         if nid in skip or nid in accs:
             continue
-        nxt, count = None, 0
-        for e in info.inputs:
-            if e is not None and e.node not in outside:
-                nxt, count = e.node, count + 1
+        nxt, many = None, 0
+        for b in inputs:
+            if b is not None and b not in outside:
+                nxt, many = b, many + 1
         keep_id(nid)
-        keep_next(nxt if count == 1 and nxt not in stops else None)
+        keep_next(nxt if many == 1 and nxt not in stops else None)
     nxt_of = dict(zip(ids, nexts, strict=True))
     continued = set(nexts)
     chains = []
@@ -158,7 +178,7 @@ def _chains(step: Step, skip: set[str]) -> list[list[str]]:
     return chains
 
 
-def _runs(symbols: list[tuple[str, str]], min_repeat: int) -> list[tuple[int, int, int]]:
+def _runs(symbols: list[Any], min_repeat: int) -> list[tuple[int, int, int]]:
     """``(start, period, repeats)`` of the periodic runs to fold in one chain, left to right."""
     out = []
     i, n = 0, len(symbols)
@@ -170,6 +190,10 @@ def _runs(symbols: list[tuple[str, str]], min_repeat: int) -> list[tuple[int, in
             r = 0
             while i + r + p < n and symbols[i + r] == symbols[i + r + p]:
                 r += 1
+                if r == 64:  # a long run (a loop's 100,000 steps): where it ends is found in bulk
+                    ends = compress(count(r), map(ne, islice(symbols, i + r, n - p), islice(symbols, i + r + p, None)))
+                    r = next(ends, n - p - i)
+                    break
             covered = (r + p) // p * p
             if covered // p >= min_repeat and covered > best[0]:
                 best = (covered, p)
@@ -183,17 +207,27 @@ def _runs(symbols: list[tuple[str, str]], min_repeat: int) -> list[tuple[int, in
     return out
 
 
-def _fold_runs(step: Step, skip: set[str], min_repeat: int, opened: frozenset[str] = frozenset()) -> list[Block]:
+def _fold_runs(step: Step, skip: set[str], min_repeat: int, shape: Outline,
+               opened: frozenset[str] = frozenset()) -> list[Block]:
     """Folded runs of repeated ops; nodes in ``opened`` (an unfolded run) are never folded again."""
     blocks: list[Block] = []
-    for chain in _chains(step, skip | opened):
-        symbols = list(map(_SYMBOL_OF, map(step.nodes.__getitem__, chain)))
+    chains = _chains(step, skip | opened, shape)
+    if not chains:
+        return blocks
+    # a run repeats ops of one module: where every node has the same module, the op names alone say it
+    modules = set(shape.modules)
+    symbol_of: dict[str, Any] = dict(zip(shape.ids, shape.names if len(modules) == 1 else
+                                         zip(shape.names, shape.modules, strict=True), strict=True))
+    for chain in chains:
+        symbols = list(map(symbol_of.__getitem__, chain))
         for start, period, repeats in _runs(symbols, min_repeat):
             members = tuple(chain[start : start + period * repeats])
-            pattern = tuple(op_name(s[0]) for s in reversed(symbols[start : start + period]))
+            ops = [s if len(modules) == 1 else s[0] for s in symbols[start : start + period]]
+            module = next(iter(modules)) if len(modules) == 1 else symbols[start][1]
+            pattern = tuple(op_name(name) for name in reversed(ops))
             label = f"× {repeats:,}: " + " → ".join(pattern)
             key = f"fold{len(blocks) + 1}"
-            blocks.append(Block(key, "fold", label, members, repeats, pattern, symbols[start][1]))
+            blocks.append(Block(key, "fold", label, members, repeats, pattern, module))
     return blocks
 
 
@@ -282,8 +316,9 @@ def fold(
 
 def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | None, names: bool) -> Folded:
     depth = collapse
-    max_depth = max(map(_depth, set(map(_MODULE_OF, step.nodes.values()))), default=0)
-    plan = _plan(step, min_repeat, depth, names)
+    shape = outline(step.nodes)
+    max_depth = max(map(_depth, set(shape.modules)), default=0)
+    plan = _plan(step, min_repeat, depth, names, shape)
     notes: list[str] = []
     # a plan that folds, collapses or cuts anything also draws a note box saying so: keep room for it
     room = max((max_nodes or 0) - 1, 1)
@@ -293,7 +328,7 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
 
     if depth is None and too_big(plan):
         for d in range(max_depth - 1, 0, -1):  # the deepest grouping that fits
-            depth, plan = d, _plan(step, min_repeat, d, names)
+            depth, plan = d, _plan(step, min_repeat, d, names, shape)
             if _boxes(plan, names) <= room:
                 break
         if depth is not None:
@@ -301,7 +336,7 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
                          f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
     hidden: tuple[str, ...] = ()
     if too_big(plan):
-        plan, hidden = _cut(plan, step, room, names)
+        plan, hidden = _cut(plan, room, names, shape)
     folds = [b for b in plan.blocks if b.kind == "fold"]
     if folds:
         notes.insert(0, _folds_note(folds, min_repeat))
@@ -369,10 +404,11 @@ def _unfold(step: Step, plan: Folded, block: Block, min_repeat: int, names: bool
         modules += _module_blocks(step, _depth(block.module) + 1, among=set(block.nodes))
     else:
         opened = frozenset(block.nodes)
-    new = _plan_blocks(step, modules, min_repeat, plan.collapse, opened, "" if opened else block.module)
+    shape = outline(step.nodes)
+    new = _plan_blocks(step, modules, min_repeat, plan.collapse, shape, opened, "" if opened else block.module)
     hidden: tuple[str, ...] = ()
     if plan.max_nodes is not None and _boxes(new, names) + 1 > plan.max_nodes:  # + 1: the note box
-        new, hidden = _cut(new, step, max(plan.max_nodes - 1, 1), names, first=list(block.nodes))
+        new, hidden = _cut(new, max(plan.max_nodes - 1, 1), names, shape, first=list(block.nodes))
         inner = {n for n in block.nodes if n not in new.owner}
         if not inner <= set(new.step.nodes):  # the opened block itself does not fit
             return None
@@ -398,11 +434,11 @@ def _folds_note(folds: list[Block], min_repeat: int) -> str:
 _COLLAPSED = "Modules deeper than "
 
 
-def _plan(step: Step, min_repeat: int, depth: int | None, names: bool) -> Folded:
-    return _plan_blocks(step, _module_blocks(step, depth) if depth is not None else [], min_repeat, depth)
+def _plan(step: Step, min_repeat: int, depth: int | None, names: bool, shape: Outline) -> Folded:
+    return _plan_blocks(step, _module_blocks(step, depth) if depth is not None else [], min_repeat, depth, shape)
 
 
-def _plan_blocks(step: Step, blocks: list[Block], min_repeat: int, depth: int | None,
+def _plan_blocks(step: Step, blocks: list[Block], min_repeat: int, depth: int | None, shape: Outline,
                  opened: frozenset[str] = frozenset(), quiet: str = "") -> Folded:
     """The plan drawing the module ``blocks`` as boxes, folding runs (not of ``opened`` nodes) around them.
 
@@ -414,7 +450,7 @@ def _plan_blocks(step: Step, blocks: list[Block], min_repeat: int, depth: int | 
     absorbed = _absorb_leaves(step, owner)
     owner.update(absorbed)
     if min_repeat:
-        folds = _fold_runs(step, set(owner), min_repeat, opened)
+        folds = _fold_runs(step, set(owner), min_repeat, shape, opened)
         for b in folds:
             owner.update(dict.fromkeys(b.nodes, b.key))
         blocks += folds
@@ -495,11 +531,12 @@ def _boxes(plan: Folded, names: bool) -> int:
     return len(plan.step.nodes) + len(plan.step.tensors) + len(plan.blocks) + (len(plan.step.bindings) if names else 0)
 
 
-def _cut(plan: Folded, original: Step, max_nodes: int, names: bool,
+def _cut(plan: Folded, max_nodes: int, names: bool, shape: Outline,
          first: list[str] | None = None) -> tuple[Folded, tuple[str, ...]]:
     """Keep the boxes nearest the named outputs, then the other names (breadth first); hide the rest.
 
-    ``first`` (the nodes of an unfolded block) are kept before anything else.
+    ``shape`` is the outline of the whole step ``plan`` was made from. ``first`` (the nodes of an
+    unfolded block) are kept before anything else.
     """
     step = plan.step
     budget = max(0, max_nodes - len(plan.blocks))
@@ -511,7 +548,8 @@ def _cut(plan: Folded, original: Step, max_nodes: int, names: bool,
     order: list[str] = []
     used = 0
     seen: set[str] = set()
-    fed = {e.node for info in original.nodes.values() for e in info.inputs if e is not None}
+    fed = set(itertools.chain.from_iterable(shape.heads))
+    heads_of = dict(zip(shape.ids, shape.heads, strict=True)) if plan.blocks else {}
     outputs = [t for t in step.bindings.values()
                if t in step.tensors and step.tensors[t].grad_fn is not None and step.tensors[t].grad_fn not in fed]
     rest = [t for t in step.bindings.values() if t not in outputs]
@@ -524,8 +562,8 @@ def _cut(plan: Folded, original: Step, max_nodes: int, names: bool,
                 if block is not None:
                     if block not in seen:  # walk on from the block's inputs
                         seen.add(block)
-                        nxt += [e.node for n in members[block] for e in original.nodes[n].inputs
-                                if e is not None and e.node not in members[block]]
+                        nxt += [b for n in members[block] for b in heads_of[n]
+                                if b is not None and b not in members[block]]
                     continue
                 cost = 1 + name_count.get(key, 0)
                 if key in seen or used + cost > budget:
@@ -571,22 +609,25 @@ def block_links(original: Step, plan: Folded) -> list[Link]:
     end = dict(plan.owner)  # node id -> what is drawn for it: its block, or itself
     end.update(zip(drawn_nodes, drawn_nodes, strict=True))
     end_of = end.get
+    shape = outline(original.nodes)
 
     links: dict[str, Link] = {}
-    for nid, info in original.nodes.items():  # no call per node: graphs can have 100,000 nodes
+    for nid, inputs in zip(shape.ids, shape.heads, strict=True):  # no call per node: 100,000 nodes happen
         tail = end_of(nid)
         if tail is None:
             continue
-        for e in info.inputs:
-            if e is None:
+        for b in inputs:
+            if b is None:
                 continue
-            head = end_of(e.node)
+            head = end_of(b)
             if head is not None and head != tail and (tail not in drawn_nodes or head not in drawn_nodes):
                 link = Link(tail, head, "next")
                 links.setdefault(link.key, link)
-        if tail not in drawn_nodes and info.variable in drawn_tensors:
-            link = Link(tail, info.variable, "variable")
-            links.setdefault(link.key, link)
+        if tail not in drawn_nodes and nid in shape.leaves:
+            variable = original.nodes[nid].variable
+            if variable in drawn_tensors:
+                link = Link(tail, variable, "variable")
+                links.setdefault(link.key, link)
     for t in plan.step.tensors.values():
         if t.grad_fn is not None and t.grad_fn not in drawn_nodes:
             head = end_of(t.grad_fn)

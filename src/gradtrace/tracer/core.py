@@ -26,6 +26,7 @@ import operator
 import sys
 import threading
 import types
+import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -76,13 +77,15 @@ class _Source:
 
     def __init__(self) -> None:
         self.keys: list[Any] | None = None
-        self.values: list[Any] = []
+        #: the values as last read, held without keeping alive those that take a weak reference
+        self.values = _Held([])
         self.lasti = -1
-        #: (name, value, is a container read again every step) for each name shown
+        #: (name, value, is a container read again every step) for each name shown (values as :func:`_hold` keeps them)
         self.entries: list[tuple[str, Any, bool]] = []
         self.containers = False
         self.names: dict[str, str] = {}
-        #: name -> (value, its type, its entries) as last read: an unchanged value is not looked at again
+        #: name -> (value as :func:`_hold` keeps it, its type, its entries) as last read: an unchanged value is not
+        #: looked at again
         self.parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
         #: what each container entry held when ``names`` was made (None: make ``names`` again)
         self.found: list[list[tuple[str, torch.Tensor]]] | None = None
@@ -119,6 +122,7 @@ class Tracer(RunDriver):
         self.recorder.watch = self._watch_backward
         self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
+        self.recorder.known_node = self.ids.node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
         self.steps: list[Step] = []
@@ -168,7 +172,7 @@ class Tracer(RunDriver):
             with quiet():
                 torch._C._set_grad_enabled(False)
                 step = self._take(frame, stmt, frame_name, error)
-            torch._C._set_grad_enabled(grad_mode)
+                torch._C._set_grad_enabled(grad_mode)  # inside: a learner's torch function mode sees it otherwise
             if collecting:
                 gc.enable()
             self._undo = None
@@ -534,11 +538,10 @@ class Tracer(RunDriver):
             except Exception:
                 keys, values = [], []
             same_keys = src.keys is not None and len(keys) == len(src.keys) and keys == src.keys
-            if not same_keys or not all(map(operator.is_, values, src.values)):
+            if not same_keys or not src.values.same(values):
                 if same_keys and _only_plain_values_moved(keys, values, src):
-                    src.values = values
                     return self._refresh(src, ns, prefix, False, None)  # the containers, if any
-                src.keys, src.values = keys, values
+                src.keys, src.values = keys, _Held(values)
                 entries = _entries(ns, prefix, src.parts)
                 if not _same_pairs(entries, src.entries):
                     src.entries = entries
@@ -555,6 +558,11 @@ class Tracer(RunDriver):
             if not container:
                 continue
             held: list[tuple[str, torch.Tensor]] = []
+            if type(value) is _Ref:
+                value = value()
+                if value is None:  # gone with its name: the names are read again when the scope's values change
+                    found.append(held)
+                    continue
             try:
                 if safe.is_a(value, torch.nn.Module):
                     held = self._module_tensors(name, value)
@@ -573,7 +581,9 @@ class Tracer(RunDriver):
         stamp, foreign = self.ids.stamp, self.foreign
         held_by = iter(found)
         for name, value, container in src.entries:
-            for n, t in next(held_by) if container else ((name, value),):
+            for n, t in next(held_by) if container else ((name, value() if type(value) is _Ref else value),):
+                if t is None:
+                    continue
                 tid, new = stamp(t)
                 names[n] = tid
                 if new and _foreign_memory(t):
@@ -821,12 +831,12 @@ def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[
     now: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
     for name, value in safe.name_items(ns):
         hit = parts.get(name)
-        if hit is not None and hit[0] is value and hit[1] is type(value):
+        if hit is not None and _is_held(hit[0], value) and hit[1] is type(value):
             now[name] = hit
             out += hit[2]
             continue
         part = _entries_of(name, value, prefix)
-        now[name] = (value, type(value), part)
+        now[name] = (_hold(value), type(value), part)
         out += part
     parts.clear()
     parts.update(now)
@@ -838,18 +848,101 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -
     their entries are brought up to date, and the scope's entries stay as they are."""
     parts = src.parts
     moved = []
-    for key, now, was in zip(keys, values, src.values, strict=True):
-        if now is was:
+    held = src.values
+    refs = held.refs
+    strong = dict(zip(held.strong_at, held.strong, strict=True))
+    for i, (key, now) in enumerate(zip(keys, values, strict=True)):
+        ref = refs[i]
+        if (strong[i] if ref is None else ref()) is now and (ref is None or now is not None):
             continue
         if type(key) is not str:
             return False
         hit = parts.get(key)
         if hit is None or hit[2] or safe.is_a(now, _SHOWING):
             return False
-        moved.append((key, now))
-    for key, now in moved:
-        parts[key] = (now, type(now), [])
+        moved.append((i, key, now))
+    whole = False
+    for i, key, now in moved:
+        parts[key] = (_hold(now), type(now), [])
+        whole = whole or not held.put(i, now)
+    if whole:  # a value that takes a weak reference moved: hold them all again
+        src.values = _Held(values)
     return True
+
+
+class _Ref(weakref.ref):
+    """A weak reference of the name cache (its own type: a learner's weak reference held as a value is a value)."""
+
+    __slots__ = ()
+
+
+_deref = weakref.ref.__call__
+
+
+def _hold(value: Any) -> Any:
+    """``value`` as the name cache keeps it: a weak reference where it takes one, else itself.
+
+    A strong reference would keep a rebound value alive until the next step, so its ``__del__`` or
+    weak reference finalizer would run inside the tracer, not at the rebinding statement
+    (``sys.getrefcount`` would count it too). Values that take no weak reference (numbers, strings,
+    tuples, lists, dicts) are kept as they are."""
+    return _Ref(value) if type(value).__weakrefoffset__ else value
+
+
+def _is_held(held: Any, value: Any) -> bool:
+    """True when ``held`` (from :func:`_hold`) is ``value``."""
+    return held is value or (type(held) is _Ref and value is not None and held() is value)
+
+
+class _Held:
+    """A scope's values as last read, compared with the values now at a few C-level passes.
+
+    Values that take a weak reference are held weakly (see :func:`_hold`), the others as they are.
+    (No ``id()``: each call of it is an audit event, and an audit hook may be Python code.)"""
+
+    __slots__ = ("pick_strong", "pick_weak", "refs", "size", "strong", "strong_at", "weak")
+
+    def __init__(self, values: list[Any]) -> None:
+        self.size = len(values)
+        self.refs: list[_Ref | None] = [_Ref(v) if type(v).__weakrefoffset__ else None for v in values]
+        weak_at = [i for i, r in enumerate(self.refs) if r is not None]
+        self.strong_at = [i for i, r in enumerate(self.refs) if r is None]
+        self.weak: list[_Ref] = [r for r in self.refs if r is not None]
+        self.strong = [values[i] for i in self.strong_at]
+        # (each index twice: one index alone would give the value, not a tuple; the comparisons stop at the end
+        # of ``weak`` or ``strong``)
+        self.pick_weak = _picker(weak_at)
+        self.pick_strong = _picker(self.strong_at)
+
+    def same(self, values: list[Any]) -> bool:
+        """True when ``values`` are the objects held, in order."""
+        if len(values) != self.size or not all(map(operator.is_, self.pick_strong(values), self.strong)):
+            return False
+        now = self.pick_weak(values)  # (a dead reference gives None: None where one was is a new value)
+        return all(map(operator.is_, now, map(_deref, self.weak))) and all(map(operator.is_not, now, _NONES))
+
+    def holds(self, i: int, value: Any) -> bool:
+        """True when ``value`` is the ``i``-th value held."""
+        ref = self.refs[i]
+        return self.strong[self.strong_at.index(i)] is value if ref is None else value is not None and ref() is value
+
+    def put(self, i: int, value: Any) -> bool:
+        """Hold ``value`` in place of the ``i``-th value when neither takes a weak reference; False otherwise."""
+        if self.refs[i] is not None or type(value).__weakrefoffset__:
+            return False
+        self.strong[self.strong_at.index(i)] = value
+        return True
+
+
+_NONES = itertools.repeat(None)
+
+
+def _picker(at: list[int]) -> Callable[[list[Any]], Any]:
+    return operator.itemgetter(*at, *at) if at else _nothing
+
+
+def _nothing(_values: list[Any]) -> tuple[()]:
+    return ()
 
 
 #: values that may show tensors (anything else shows none: a number, a string, a function)
@@ -861,16 +954,16 @@ def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool
         return []
     full = prefix + name
     if safe.is_a(value, torch.Tensor):
-        return [] if safe.is_lazy(value) else [(full, value, False)]
+        return [] if safe.is_lazy(value) else [(full, _hold(value), False)]
     if safe.is_a(value, tuple):  # cannot change: read once
         found: list[tuple[str, torch.Tensor]] = []
         try:
             _collect_one(full, value, found)
         except Exception:
             return []
-        return [(n, t, False) for n, t in found]
+        return [(n, _hold(t), False) for n, t in found]
     if safe.is_a(value, (torch.nn.Module, list, dict)):
-        return [(full, value, True)]
+        return [(full, _hold(value), True)]
     return []
 
 

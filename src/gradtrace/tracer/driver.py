@@ -42,12 +42,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import Recorder, grads_may_change, needs_mode, needs_mode_now
-from .stack import ensure_deep_stack
+from .recorder import Recorder, grads_may_change, needs_mode
+from .stack import nodes_before_raise
 from .statements import Statement, Statements
+
+if TYPE_CHECKING:
+    from .graph import GraphBook
 
 #: the environment variable that picks the line-event path when no argument does
 LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
@@ -63,7 +68,16 @@ _TOOL_IDS = (3, 4, 5, 2, 1, 0)
 _CO_OPTIMIZED = 0x1
 _DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
+_grad_enabled = torch.is_grad_enabled
+_inference_mode = torch.is_inference_mode_enabled
+_saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _BACKWARD_KIND = BACKWARD_CODES
+#: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
+_BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
+#: what :meth:`RunDriver._kind` says of a code object, besides None and a backward call's kind
+_UNSEEN = object()
+_FUNCTION = object()
+_OTHER = object()
 
 _last_trace: list[Trace] = []
 
@@ -86,7 +100,7 @@ def choose_line_events(requested: str | None = None) -> str:
     return value
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     stmt: Statement
     lasti: int
@@ -110,6 +124,7 @@ class RunDriver:
     statements: Statements
     line_range: tuple[int, int] | None
     recorder: Recorder
+    book: GraphBook
     steps: list[Step]
     prev: Step | None
 
@@ -130,12 +145,19 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
-        self._needs: dict[Statement, tuple[bool, bool]] = {}
+        self._needs: dict[int, tuple[bool, bool]] = {}  # by id(statement): the map keeps each alive
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
         self._labels: dict[types.FrameType, str] = {}
         self._calls: dict[types.CodeType, int] = {}
         self._live: dict[types.CodeType, int] = {}
+        #: id(code object) -> what a call of it is to the run (settrace path, see :meth:`_kind`), and
+        #: the code objects, kept so that their ids stay theirs
+        self._kinds: dict[int, Any] = {}
+        self._local_fn = self._local  # one bound method, handed back on every event
+        #: the files whose code the settrace path looks at: the learner's, the backward calls'
+        self._files: frozenset[str] = frozenset()
+        self._kept: list[types.CodeType] = []
         #: the code of the function handed to :func:`trace` (traced even when it is a lambda)
         self.entry: types.CodeType | None = None
         #: > 0 while a run started inside this one is going on
@@ -146,7 +168,7 @@ class RunDriver:
         self._tool: int | None = None
         self._thread = 0
         self._frames: dict[types.FrameType, bool] = {}
-        self._codes: dict[types.CodeType, bool] = {}
+        self._codes: dict[int, types.CodeType] = {}  # by id (see _BACKWARD_BY_ID)
         self._line_of: dict[types.CodeType, dict[int, int | None]] = {}
         #: how many times another code object's start was heard (and switched off) on the monitoring path
         self.foreign_codes = 0
@@ -156,13 +178,16 @@ class RunDriver:
         """Run ``call`` with tracing on; the code's exception is kept, not raised."""
         if self.line_events is None:
             self.line_events = choose_line_events(None)
-        ensure_deep_stack()
+        rec = self.recorder
+        rec.nodes_read, rec.deep_at = self.book.nodes, nodes_before_raise()
         if self.globals_ns is not None and self.prev is None:
             # what the namespace already holds is the baseline, not news of the first step
             try:
                 self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
+            if len(rec.nodes_read) > rec.deep_at:
+                rec.deepen()
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
@@ -203,6 +228,8 @@ class RunDriver:
                 final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
             except Exception as exc:
                 self._internal_failure(exc)
+        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
+            rec.deepen()
         if self.internal_error is not None:
             warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
         self._seen_exc.clear()
@@ -227,6 +254,7 @@ class RunDriver:
         """Run under :func:`sys.settrace`; True when the program replaced the trace function."""
         self._settrace = True
         self.line_events = "settrace"
+        self._files = frozenset({self.filename, *(code.co_filename for code in _BACKWARD_KIND)})
         old = sys.gettrace()
         self.recorder.ours = self._global
         self._start_recording()
@@ -249,6 +277,8 @@ class RunDriver:
             taken = now != self._global and not dropped
             sys.settrace(old)
             self._stop_recording()
+            self._kinds.clear()
+            self._kept.clear()
         return taken
 
     def _failure_words(self, err: BaseException) -> str:
@@ -280,17 +310,45 @@ class RunDriver:
 
     # ------------------------------------------------- settrace's callbacks
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and not self._paused:
-            try:
-                kind = _BACKWARD_KIND.get(frame.f_code)
-                if kind is not None:
-                    return self._backward_local if self.recorder.begin_backward(frame, kind) else None
-                if self._traced(frame):
-                    self._enter_frame(frame)
-                    return self._local
-            except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
-                self._internal_failure(exc)
+        """``sys.settrace``'s call event, for every Python call the program makes, PyTorch's own included:
+        a set lookup by file name (its hash is kept) for most, a dict lookup per code object already met
+        for the rest (:meth:`_kind`)."""
+        if frame.f_code.co_filename not in self._files:
+            return None
+        kind = self._kinds.get(id(frame.f_code), _UNSEEN)  # by id: hashing a code object hashes its constants
+        if kind is None or self._paused:
+            return None
+        try:
+            if kind is _UNSEEN:
+                kind = self._kind(frame.f_code)
+                if kind is None:
+                    return None
+            if kind is _FUNCTION or kind is _OTHER and self._traced(frame):
+                self._enter_frame(frame)
+                return self._local_fn
+            if kind is not _FUNCTION and kind is not _OTHER:  # a backward call's code
+                return self._backward_local if self.recorder.begin_backward(frame, kind) else None
+        except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
+            self._internal_failure(exc)
         return None
+
+    def _kind(self, code: types.CodeType) -> Any:
+        """What a call of ``code`` is to the run: None (not followed), a backward call's kind,
+        ``_FUNCTION`` (one of the learner's functions, followed), ``_OTHER`` (code that is not a
+        function: followed when its frame is the module's, see :meth:`_traced`)."""
+        kind: Any = _BACKWARD_KIND.get(code)
+        if kind is not None:
+            pass
+        elif code.co_filename != self.filename or (
+                self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]):
+            kind = None
+        elif not code.co_flags & _CO_OPTIMIZED:
+            kind = _OTHER  # a module, a class body: told by the frame
+        elif code is self.entry or not code.co_name.startswith("<"):
+            kind = _FUNCTION
+        self._kinds[id(code)] = kind
+        self._kept.append(code)  # alive while its id is a key
+        return kind
 
     def _backward_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """The trace function of a backward call's frame: its end ends the watch."""
@@ -313,7 +371,7 @@ class RunDriver:
                 self._exception(frame, arg[1])
         except Exception as exc:  # a tracer failure must never surface in the learner's code
             self._internal_failure(exc)
-        return self._local
+        return self._local_fn
 
     # ------------------------------------------- the events, either path
     def _enter_frame(self, frame: types.FrameType) -> None:
@@ -370,13 +428,13 @@ class RunDriver:
 
     def _begin(self, frame: types.FrameType, stmt: Statement, lasti: int) -> None:
         """A statement starts: with the torch function mode on when its text or the state asks for it."""
-        need = self._needs.get(stmt)
+        need = self._needs.get(id(stmt))
         if need is None:
-            need = self._needs[stmt] = (needs_mode(stmt.code), grads_may_change(stmt.code))
+            need = self._needs[id(stmt)] = (needs_mode(stmt.code), grads_may_change(stmt.code))
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if self.capped:
             return
-        if need[0] or needs_mode_now():
+        if need[0] or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
             pending.mode = True
             self.recorder.mode_on()
         if need[1]:
@@ -420,6 +478,9 @@ class RunDriver:
         name = "<module>" if _module_level(frame) else frame.f_code.co_name
         step = self._snapshot(frame, pending.stmt, name, pending.error)
         self.steps.append(step)
+        rec = self.recorder
+        if len(rec.nodes_read) > rec.deep_at:
+            rec.deepen()
         if len(self.steps) >= self.max_steps:
             self._cap()
 
@@ -473,7 +534,7 @@ class RunDriver:
                 for event in callbacks:
                     mon.register_callback(tool, event, None)
                 mon.set_events(tool, 0)
-                for code in [*self._codes, *_BACKWARD_KIND]:
+                for code in [*self._codes.values(), *_BACKWARD_KIND]:
                     mon.set_local_events(tool, code, 0)
             finally:
                 mon.free_tool_id(tool)
@@ -492,7 +553,7 @@ class RunDriver:
             events |= ev.INSTRUCTION
         assert self._tool is not None
         _MON.set_local_events(self._tool, code, events)
-        self._codes[code] = True
+        self._codes[id(code)] = code
 
     def _lines(self, code: types.CodeType) -> dict[int, int | None]:
         """Instruction offset -> line number, for one code object."""
@@ -507,7 +568,7 @@ class RunDriver:
 
     def _mon_start(self, code: types.CodeType, offset: int) -> Any:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
-        kind = _BACKWARD_KIND.get(code)
+        kind = _BACKWARD_BY_ID.get(id(code))
         if kind is not None:
             if not self._paused and _get_ident() == self._thread:
                 try:
@@ -515,8 +576,8 @@ class RunDriver:
                 except Exception as exc:
                     self._internal_failure(exc)
             return None
-        watched = self._codes.get(code)
-        if watched is None:
+        watched = id(code) in self._codes
+        if not watched:
             if code.co_filename != self.filename or (
                     self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
                     <= self.line_range[1]):
@@ -532,11 +593,11 @@ class RunDriver:
                 self._internal_failure(exc)
         return None
 
-    def _start(self, frame: types.FrameType, watched: bool | None) -> None:
+    def _start(self, frame: types.FrameType, watched: bool) -> None:
         try:
             if (not watched or not frame.f_code.co_flags & _CO_OPTIMIZED) and not self._traced(frame):
                 return  # a module's code is traced as a module only (its frame tells)
-            if watched is None:
+            if not watched:
                 self._watch_code(frame.f_code)
             self._frames[frame] = True
             self._enter_frame(frame)
@@ -545,10 +606,9 @@ class RunDriver:
 
     def _mon_throw(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """A generator resumed by ``throw()`` (a global event: any code's)."""
-        watched = self._codes.get(code)
-        if watched is not None and not self._paused and _get_ident() == self._thread:
+        if id(code) in self._codes and not self._paused and _get_ident() == self._thread:
             try:
-                self._start(sys._getframe(1), watched)
+                self._start(sys._getframe(1), True)
             except Exception as err:
                 self._internal_failure(err)
         return None
@@ -557,7 +617,7 @@ class RunDriver:
         frame = sys._getframe(1)
         if self._frames.pop(frame, None) is not None:
             self._left(frame)
-        elif code in _BACKWARD_KIND:
+        elif id(code) in _BACKWARD_BY_ID:
             self._backward_left(frame)
         return None
 
@@ -569,11 +629,11 @@ class RunDriver:
 
     def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """A frame left by an exception (a global event: any code's)."""
-        if code in self._codes:
+        if id(code) in self._codes:
             frame = sys._getframe(1)
             if self._frames.pop(frame, None) is not None:
                 self._left(frame)
-        elif code in _BACKWARD_KIND:
+        elif id(code) in _BACKWARD_BY_ID:
             self._backward_left(sys._getframe(1))
         return None
 
@@ -585,7 +645,7 @@ class RunDriver:
 
     def _mon_raise(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         """An exception raised in or passing through a frame: ``settrace``'s ``exception`` event."""
-        if code in self._codes:
+        if id(code) in self._codes:
             frame = sys._getframe(1)
             if frame in self._frames:
                 try:

@@ -26,7 +26,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 import torch
@@ -34,6 +34,7 @@ from torch.overrides import TorchFunctionMode
 
 from .backward import BACKWARD_CODES, BackwardCall, backward_call
 from .graph import grad_fn_of, version_of
+from .stack import ensure_deep_stack
 
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
@@ -60,6 +61,9 @@ def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, defau
 
 
 _FunctionType = types.FunctionType
+_Tensor = torch.Tensor
+_DisableTorchFunction = torch._C.DisableTorchFunction
+_ref = weakref.ref
 _get_ident = threading.get_ident
 _NormBase = torch.nn.modules.batchnorm._NormBase
 _DISPATCHER = torch.overrides.handle_torch_function.__code__
@@ -243,6 +247,20 @@ class Recorder(TorchFunctionMode):
         #: the backward call running: its frame, the call, what ``watch`` gave
         self._running: tuple[Any, BackwardCall, Any] | None = None
         self._modules: list[torch.nn.Module] = []
+        #: id(module) -> its path, as ``module_path`` gave it
+        self._paths: dict[int, str] = {}
+        #: the id a backward node has been given, None before it was read (set by the tracer); the module
+        #: hooks read a node only when it has none
+        self.known_node: Callable[[Any], str | None] | None = None
+        #: how many node reads (``on_node`` calls) the module hooks made (tests count them)
+        self.node_reads = 0
+        #: the nodes read so far (the tracer's record of them), and how many may be read before the
+        #: stack limit must be raised (see :func:`.stack.nodes_before_raise`; set by the run)
+        self.nodes_read: Sized = ()
+        self.deep_at = float("inf")
+        #: the output the last module forward returned with a node, and its version then: its nodes have
+        #: been read (a weak reference: the recorder keeps no tensor alive)
+        self._last: tuple[weakref.ref[torch.Tensor], int] | None = None
         #: per running module: its tensor arguments and their versions as its forward began
         self._inputs: list[list[tuple[torch.Tensor, int]]] = []
         self._handles: list[Any] = []
@@ -297,6 +315,8 @@ class Recorder(TorchFunctionMode):
             except Exception:
                 state = None
         self._running = (frame, call, state)
+        if len(self.nodes_read) > self.deep_at:  # the watch read the call's graph
+            self.deepen()
         return True
 
     def end_backward(self, frame: Any) -> None:
@@ -340,10 +360,26 @@ class Recorder(TorchFunctionMode):
         if self.on_stop is not None:
             self.on_stop()
 
+    def deepen(self) -> None:
+        """The graph read nears what the stack limit can free: raise it (once per run)."""
+        self.deep_at = float("inf")
+        ensure_deep_stack()
+
     def running_module(self) -> str:
         """The path of the innermost module whose forward is running now ("" outside any)."""
-        return self.module_path(self._modules[-1]) if self._modules else ""
+        return self._path(self._modules[-1]) if self._modules else ""
 
+    def _path(self, module: torch.nn.Module) -> str:
+        """``module_path(module)``, asked once per module (a forward call asks it up to three times)."""
+        path = self._paths.get(id(module))
+        if path is None:
+            path = self._paths[id(module)] = self.module_path(module)
+        return path
+
+    # The two hooks run on every module call of the program, with the line hook on (Python 3.11):
+    # each Python function they call costs a trip through it, so on the usual path they call none
+    # but the node read itself. A node read (``on_node``) is made only for a node no read has met:
+    # the output a module returns is mostly the next module's input, or its container's output.
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         if _get_ident() != self.thread:
             return  # another thread's module: the hooks are global, the recording is the run's thread's
@@ -353,42 +389,82 @@ class Recorder(TorchFunctionMode):
         if not self.active or self.in_backward:
             return
         try:
-            with torch._C.DisableTorchFunctionSubclass():
-                for a in _tensors(args):
-                    inputs.append((a, version_of(a)))
-                if self.on_node is not None:
-                    # The nodes behind the inputs were made before this module ran: they are the caller's
-                    # (a walk from this module's output on the way out would otherwise claim them), and an
-                    # in-place module (ReLU(inplace=True)) is about to change what they saved: read it now.
-                    path = self.module_path(self._modules[-2]) if len(self._modules) > 1 else ""
-                    for a, _v in inputs:
-                        if grad_fn_of(a) is not None:
-                            self.on_node(a, path)
+            on_node, last = self.on_node, self._last
+            with _DisableTorchFunction():  # the learner's modes and subclasses see none of these reads
+                for a in args if type(args) is tuple else _tensors(args):
+                    if not isinstance(a, _Tensor):
+                        continue
+                    try:
+                        version = a._version
+                    except Exception:  # inference tensors have no version counter
+                        version = -1
+                    inputs.append((a, version))
+                    if on_node is None or last is not None and last[1] == version and last[0]() is a:
+                        continue  # the output a module just returned, unchanged: its nodes were read then
+                    try:
+                        fn = a.grad_fn
+                    except Exception:  # see graph.grad_fn_of
+                        continue
+                    # A node behind an input that no read has met was made before this module ran: it is the
+                    # caller's (a walk from this module's output on the way out would otherwise claim it),
+                    # and an in-place module (ReLU(inplace=True)) is about to change what it saved: read it now.
+                    if fn is not None and (self.known_node is None or self.known_node(fn) is None):
+                        self.node_reads += 1
+                        on_node(a, self._path(self._modules[-2]) if len(self._modules) > 1 else "")
+                        if len(self.nodes_read) > self.deep_at:
+                            self.deepen()
         except Exception:  # recording is best effort: the forward runs untouched
             pass
 
     def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
         if _get_ident() != self.thread:
             return
-        inputs = self._inputs.pop() if self._inputs else []
-        if self._modules and self._modules[-1] is module:
-            self._modules.pop()
+        inputs = self._inputs.pop() if self._inputs else ()
+        modules = self._modules
+        if modules and modules[-1] is module:
+            modules.pop()
         if not self.active or self.in_backward:
             return
         try:
-            with torch._C.DisableTorchFunctionSubclass():
+            with _DisableTorchFunction():
                 for a, v0 in inputs:
-                    if version_of(a) != v0:  # changed in place by the forward (ReLU(inplace=True))
+                    try:
+                        version = a._version
+                    except Exception:
+                        version = -1
+                    if version != v0:  # changed in place by the forward (ReLU(inplace=True))
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
                     self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
-                path = self.module_path(module)
-                for o in _tensors(out):
-                    if grad_fn_of(o) is not None:
+                on_node, last = self.on_node, self._last
+                for o in (out,) if isinstance(out, _Tensor) else _tensors(out):
+                    try:
+                        version = o._version
+                    except Exception:
+                        version = -1
+                    if last is not None and last[1] == version and last[0]() is o:
+                        continue  # a container's output, its last child's: recorded and read then
+                    for a, v0 in inputs:
+                        if a is o and v0 == version:
+                            break  # an input handed back unchanged (Identity, Dropout in eval): read as it came in
+                    else:
+                        try:
+                            fn = o.grad_fn
+                        except Exception:
+                            continue
+                        if fn is None:
+                            continue
+                        # a new output with a node: the node, and those it reaches that no read has met, were
+                        # made by this forward (the ones made before it were read when it began)
+                        path = self._paths.get(id(module)) or self._path(module)
                         self.ops.append(("", o, path))
-                        if self.on_node is not None:
-                            self.on_node(o, path)
+                        if on_node is not None:
+                            self.node_reads += 1
+                            on_node(o, path)
+                            if len(self.nodes_read) > self.deep_at:
+                                self.deepen()
+                        self._last = last = (_ref(o), version)
         except Exception:
             pass
 
@@ -406,6 +482,7 @@ class Recorder(TorchFunctionMode):
         #: tensors whose flags or ``.grad`` a call may have set without a version bump
         #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
         self.flagged: list[torch.Tensor] = []
+        self._last = None
         #: True when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
         self.grads_changed = False
 
@@ -509,10 +586,12 @@ class Recorder(TorchFunctionMode):
 
     def _output(self, name: str, out: torch.Tensor, args: tuple[Any, ...]) -> None:
         if grad_fn_of(out) is not None:
-            path = self.module_path(self._modules[-1]) if self._modules else ""
+            path = self._path(self._modules[-1]) if self._modules else ""
             self.ops.append((name, out, path))
             if self.on_node is not None:
                 self.on_node(out, path)
+                if len(self.nodes_read) > self.deep_at:
+                    self.deepen()
             return
         if out.requires_grad:
             return

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from itertools import compress, count
+from itertools import chain, compress, count, islice, repeat
+from operator import itemgetter
 from typing import Any
 
 import torch
@@ -29,57 +30,68 @@ from .ids import Ids
 from .stack import ensure_deep_stack
 
 
-def _plain_fields(cls: type, required: set[str]) -> dict[str, Any] | None:
-    """The defaults of a frozen dataclass whose records can be made by filling ``__dict__``, or None.
+class SketchNodes(Mapping[str, NodeInfo]):
+    """The nodes of a :class:`Sketch`, ``n1`` to ``n<len>`` in order: each record is made when first looked up.
 
-    Fits when the class has no ``__post_init__``, slots or default factories, and
-    ``required`` are exactly its fields without a default.
+    Folding a huge graph reads its :meth:`outline` (names and inputs as lists, no record per
+    node) and draws a few of its nodes, so most records are never made.
     """
-    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
-        return None
-    fields = dataclasses.fields(cls)
-    if any(f.default_factory is not dataclasses.MISSING for f in fields):
-        return None
-    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-    return defaults if {f.name for f in fields} - set(defaults) == required else None
+
+    def __init__(self, outline: _Outline, made: dict[str, NodeInfo]) -> None:
+        self._outline = outline
+        self._made = made  # the records made or read in full so far
+
+    def __len__(self) -> int:
+        return len(self._outline.ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._outline.ids)
+
+    def __contains__(self, key: object) -> bool:
+        return self._index(key) is not None
+
+    def _index(self, key: object) -> int | None:
+        ids = self._outline.ids
+        try:
+            i = int(key[1:]) - 1 if isinstance(key, str) else -1
+        except ValueError:
+            return None
+        return i if 0 <= i < len(ids) and ids[i] == key else None
+
+    def __getitem__(self, key: str) -> NodeInfo:
+        record = self._made.get(key)
+        if record is None:
+            i = self._index(key)
+            if i is None:
+                raise KeyError(key)
+            record = self._made[key] = self._outline.record(i)
+        return record
+
+    def outline(self) -> tuple[list[str], list[str], list[str], list[tuple[str | None, ...]], set[str]]:
+        """Every node's id, name, module and input nodes (``None``: an input that needs no gradient), in order,
+        and the ids of the accumulators: what folding looks at, as lists."""
+        o = self._outline
+        return o.ids, o.names, [""] * len(o.ids), o.heads, o.leaves
+
+    def with_records(self, records: Mapping[str, NodeInfo]) -> SketchNodes:
+        """These nodes with ``records`` in place of theirs (nodes read in full)."""
+        return SketchNodes(self._outline, {**self._made, **records})
 
 
-#: A record's generated ``__init__`` sets each field through ``object.__setattr__`` (frozen): about
-#: 3 µs a NodeInfo, 0.3 s for the 100,000 nodes of a huge graph. Filling the new record's
-#: ``__dict__`` makes the same record (equal, hashable, immutable) four times faster.
-_NODE_DEFAULTS = _plain_fields(NodeInfo, {"id", "name", "inputs"})
-_EDGE_FITS = _plain_fields(Edge, {"node", "output_nr"}) == {}
+@dataclasses.dataclass
+class _Outline:
+    """What a sketch knows of every node, as lists in id order (``n1`` first)."""
 
+    ids: list[str] = dataclasses.field(default_factory=list)
+    names: list[str] = dataclasses.field(default_factory=list)
+    heads: list[tuple[str | None, ...]] = dataclasses.field(default_factory=list)  # input nodes' ids
+    nexts: list[Any] = dataclasses.field(default_factory=list)  # ``next_functions`` (for the output numbers)
+    leaves: set[str] = dataclasses.field(default_factory=set)  # the accumulators' ids
 
-def _records(nids: list[str], names: list[str], nexts: list[Any], by: Mapping[int, str]) -> list[NodeInfo]:
-    """``NodeInfo(id, name, inputs)`` of each node (its id, name and ``next_functions``), made quickly where
-    the model's classes allow it."""
-    if _NODE_DEFAULTS is None or not _EDGE_FITS:
-        return [NodeInfo(id=nid, name=name,
-                         inputs=tuple(None if nxt is None else Edge(by[id(nxt)], nr) for nxt, nr in pairs))
-                for nid, name, pairs in zip(nids, names, nexts, strict=True)]
-    new, defaults, edge_cls, node_cls = _new, _NODE_DEFAULTS, Edge, NodeInfo
-    out: list[NodeInfo] = []
-    keep = out.append
-    for nid, name, pairs in zip(nids, names, nexts, strict=True):
-        inputs: list[Edge | None] = []
-        for nxt, nr in pairs:
-            if nxt is None:
-                inputs.append(None)
-            else:
-                edge = new(edge_cls)
-                state = edge.__dict__
-                state["node"], state["output_nr"] = by[id(nxt)], nr
-                inputs.append(edge)
-        record = new(node_cls)
-        state = record.__dict__
-        state.update(defaults)
-        state["id"], state["name"], state["inputs"] = nid, name, tuple(inputs)
-        keep(record)
-    return out
-
-
-_new = object.__new__
+    def record(self, i: int) -> NodeInfo:
+        inputs = tuple(None if head is None else Edge(head, int(nr))
+                       for head, (_, nr) in zip(self.heads[i], self.nexts[i], strict=True))
+        return NodeInfo(id=self.ids[i], name=self.names[i], inputs=inputs)
 
 
 def _outputs(var: Any) -> list[torch.Tensor]:
@@ -152,9 +164,10 @@ class Sketch:
         self.book = GraphBook(ids)
         self.book.lazy = True
         self.work: Counter[str] = Counter()
-        self._by: dict[int, str] = {}  # id(node wrapper) -> node id
+        #: node wrapper -> node id (wrappers hash by identity; a wrapper's own hash spreads better than its id())
+        self._by: dict[Any, str] = {}
         self._kinds: dict[type, str] = {}  # node class -> its name
-        #: every node in id order (``n1`` first): the wrappers whose id() is a key above
+        #: every node in id order (``n1`` first)
         self._order: list[Any] = []
         #: the nodes read in full (accumulators need no more than the sketch has)
         self._read: set[str] = set()
@@ -162,9 +175,10 @@ class Sketch:
         self._outs: dict[str, torch.Tensor] = {}
         #: (number of a walk's first node, tensor ids given when the walk met its nodes), one per walk
         self._known: list[tuple[int, int]] = []
+        self._outline = _Outline()
+        self._made: dict[str, NodeInfo] = {}  # the accumulators' and the outputs' records
         #: node id -> the tensor found to be its output after the node was met (as ``GraphBook.walk`` finds it)
         self._linked: dict[str, torch.Tensor] = {}
-        self._nodes: dict[str, NodeInfo] = {}
         bindings: dict[str, str] = {}
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
             leaves: list[str] = []
@@ -179,9 +193,9 @@ class Sketch:
             tensors = self._tensors(bindings, leaves)
         # ids only grow, so the nodes are in id order already
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors,
-                         nodes=dict(self._nodes))
+                         nodes=SketchNodes(self._outline, dict(self._made)))
 
-    def _walk(self, root: Any, out: torch.Tensor) -> list[str]:
+    def _walk(self, root: Any, out: torch.Tensor | None) -> list[str]:
         """Ids for the nodes ``root`` reaches that have none, given as ``GraphBook.walk`` gives them, with
         their names, inputs and leaves; the new leaves' tensor ids.
 
@@ -191,12 +205,12 @@ class Sketch:
         if root is None:
             return []
         by, ids, kinds = self._by, self.ids, self._kinds
-        met = by.get(id(root))
+        met = by.get(root)
         if met:  # walked before: ``out`` is its output (its output 0), as GraphBook.walk and the scene tell it
-            record = self._nodes[met]
+            record = self._made.get(met) or self._outline.record(int(met[1:]) - 1)
             tid = None if out is None else ids.tensor(out)
-            if record.output is None and tid is not None and out.output_nr == 0:
-                self._nodes[met] = replace(record, output=tid)
+            if record.output is None and tid is not None and out is not None and out.output_nr == 0:
+                self._made[met] = replace(record, output=tid)
                 self._linked[met] = out
             return []
         found: list[tuple[Any, Any]] = []
@@ -206,10 +220,9 @@ class Sketch:
             node = pop()[0]
             if node is None:
                 continue
-            key = id(node)
-            if key in by:
+            if node in by:
                 continue
-            by[key] = ""
+            by[node] = ""
             nexts = node.next_functions
             meet((node, nexts))
             push(nexts)
@@ -217,9 +230,9 @@ class Sketch:
             return []
         found = creation_order(found)
         nodes = [f[0] for f in found]
-        before = len(self._nodes)
+        before = len(self._outline.ids)
         nids = [f"n{i}" for i in range(before + 1, before + 1 + len(nodes))]
-        by.update(zip(map(id, nodes), nids, strict=True))
+        by.update(zip(nodes, nids, strict=True))
         types = list(map(type, nodes))
         for cls, node in dict(zip(types, nodes, strict=True)).items():
             if cls not in kinds:
@@ -229,22 +242,30 @@ class Sketch:
         accs = list(compress(count(), map("AccumulateGrad".__eq__, names)))
         leaves = [ids.stamp(nodes[i].variable)[0] for i in accs]
         self._order += nodes
-        self._read.update(nids[i] for i in accs)
-        records = _records(nids, names, [f[1] for f in found], by)
+        nexts = [f[1] for f in found]
+        # each input's node id (None for an input that needs no gradient), in bulk, grouped by node
+        heads = iter(list(map(by.get, map(itemgetter(0), chain.from_iterable(nexts)))))
+        outline = self._outline
+        outline.ids += nids
+        outline.names += names
+        outline.heads += map(tuple, map(islice, repeat(heads), map(len, nexts)))
+        outline.nexts += nexts
+        made = self._made
         for i, leaf in zip(accs, leaves, strict=True):
-            records[i] = replace(records[i], variable=leaf)
+            made[nids[i]] = replace(outline.record(before + i), variable=leaf)
+            outline.leaves.add(nids[i])
+            self._read.add(nids[i])
         if out is not None:  # the root comes last in creation order: the output it made is known
-            root_id = by[id(root)]
+            root_id = by[root]
             where = len(nodes) - 1 if nids[-1] == root_id else nids.index(root_id)
             if names[where] != "AccumulateGrad":
-                records[where] = replace(records[where], output=ids.tensor(out))
+                made[root_id] = replace(outline.record(before + where), output=ids.tensor(out))
                 self._outs[root_id] = out
-        self._nodes.update(zip(nids, records, strict=True))
         self._known.append((before + 1, ids.tensor_count))
         return leaves
 
     def node_id(self, node: Any) -> str | None:
-        return None if node is None else self._by.get(id(node))
+        return None if node is None else self._by.get(node)
 
     def _tensors(self, bindings: Mapping[str, str], leaves: list[str]) -> dict[str, TensorInfo]:
         """The tensors a snapshot shows: the named ones, the leaves, and the bases of views among them
@@ -285,22 +306,23 @@ class Sketch:
     def fill(self, nids: Iterable[str]) -> Step:
         """The step with the nodes ``nids`` read in full (the others as they were)."""
         nodes = self.step.nodes
+        assert isinstance(nodes, SketchNodes)
         todo = [nid for nid in dict.fromkeys(nids) if nid in nodes and nid not in self._read]
         if not todo:
             return self.step
-        nodes = dict(nodes)
+        read: dict[str, NodeInfo] = {}
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
             for nid in todo:
                 number = int(nid[1:])
                 known = next(k for first, k in reversed(self._known) if first <= number)
-                nodes[nid] = record = self.book._info(nid, self._order[number - 1], self._outs.get(nid), known=known,
-                                                      inputs=nodes[nid].inputs)
+                read[nid] = record = self.book._info(nid, self._order[number - 1], self._outs.get(nid), known=known,
+                                                     inputs=nodes[nid].inputs)
                 linked = self._linked.get(nid)
                 if linked is not None and record.output is None:
                     tid = self.ids.tensor(linked)
-                    nodes[nid] = replace(record, output=tid, value=record.value or self.book.summary(tid, linked))
+                    read[nid] = replace(record, output=tid, value=record.value or self.book.summary(tid, linked))
                 self._read.add(nid)
         self.work["nodes"] += len(todo)
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=self.step.bindings,
-                         tensors=self.step.tensors, nodes=nodes)
+                         tensors=self.step.tensors, nodes=nodes.with_records(read))
         return self.step

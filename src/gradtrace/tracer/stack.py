@@ -7,7 +7,8 @@ them all), PyTorch frees that graph recursively: a chain of ~60,000 nodes
 overflows the default 8 MiB main-thread stack and kills the process when the
 learner deletes the last name. Linux grows the main thread's stack up to the
 soft ``RLIMIT_STACK`` checked at the time of growth, so raising the soft limit
-(to the hard limit, at most 4 GiB) before tracing makes room for millions of nodes.
+(to the hard limit, at most 4 GiB) makes room for millions of nodes. A trace raises it
+once its graph nears what the limit in force can free (:func:`nodes_before_raise`).
 
 Child processes must not inherit the raised limit (a program started by
 ``subprocess.run`` or ``os.system`` would see ``ulimit -s`` at 4 GiB, and lay
@@ -72,6 +73,35 @@ def ensure_deep_stack() -> int | None:
         _hook()
         return want
     return soft
+
+
+#: bytes of C stack that freeing one node of a graph takes, with a wide margin: about 140 measured
+#: (a 60,000-node chain fills 8 MiB), and the program's own frames use the same stack
+BYTES_PER_NODE = 1024
+
+
+def nodes_before_raise() -> float:
+    """How many backward nodes a trace may read (give Python wrappers) before it must raise the limit.
+
+    The audit hook that keeps children at the usual limit runs on every audit event of the process
+    once installed (each ``id()``, each ``frame.f_code``: thousands per traced statement loop), and it
+    cannot be removed. So a trace raises the limit only once its graph nears what the limit in force
+    can free (8192 nodes with the usual 8 MiB; :func:`ensure_deep_stack` then). Where gradtrace has
+    raised it before in this process, it is raised again now (a child may have left it lowered) and
+    the answer is infinite, as it is where the limit is already high enough or unknown.
+    """
+    if _State.hooked:
+        ensure_deep_stack()
+        return float("inf")
+    try:
+        import resource
+    except ImportError:
+        return float("inf")
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    want = CAP if hard == resource.RLIM_INFINITY else min(hard, CAP)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return float("inf")
+    return soft // BYTES_PER_NODE
 
 
 def original_stack_limit() -> tuple[int, int] | None:
