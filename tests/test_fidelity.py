@@ -31,16 +31,6 @@ KNOWN = {
                              "kernel ran, and the step that ran it shows the old value",
     "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
                              "tensor it changed in place with its old value",
-    "tf_mode_no_inplace": "a learner's TorchFunctionMode sees extra __get__ calls under no_grad, where the "
-                          "recorder's mode is pushed for every statement (as tf_mode_inplace)",
-    "settrace_inplace": "the learner's sys.settrace function sees a call of the recorder's __torch_function__ "
-                        "during an in-place statement (recorder.py: the torch function mode is Python code)",
-    "tf_mode_inplace": "a learner's TorchFunctionMode sees extra __get__ calls during in-place statements: the "
-                       "recorder's mode reads tensor attributes with the learner's mode below it on the stack",
-    "tf_mode_data_grad": "a learner's TorchFunctionMode runs extra times (the recorder's attribute reads reach it) "
-                         "during .data/.grad writes and detach_(), so its own statements run more often than plainly",
-    "tf_mode_changes_result": "a learner's TorchFunctionMode is called for the recorder's own attribute reads in "
-                              "in-place statements, so its code runs more often traced than plain",
 }
 if choose_line_events(None) == "settrace":
     KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "

@@ -1,8 +1,8 @@
 """Unfolding inside an unfolded group, and unfolded views made on demand (render/film.py, render/fold.py).
 
-The model is a tiny GPT-2-style net (tests/browser/tiny_models.py): ``model.h.0`` folds to one box
-and holds ``attn`` and ``mlp``, folded again inside it. Every module name, parameter count and op name
-checked comes from PyTorch run plainly here.
+The model is the tiny GPT-2-style net of examples/tiny_transformer.py (tests/browser/tiny_models.py):
+``model.h.0`` folds to one box and holds ``attn`` and ``mlp``, folded again inside it. Every module
+name, parameter count and op name checked comes from PyTorch run plainly here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 import gradtrace
 from gradtrace.render.svg import dot_binary
@@ -34,19 +33,6 @@ def tiny_film(tiny: Any) -> dict[str, Any]:
     from gradtrace.render.film import film
 
     return film(tiny[0])
-
-
-def ops_of(module: torch.nn.Module, x: torch.Tensor) -> set[str]:
-    """The backward ops ``module(x)`` makes, as PyTorch names them (iterative walk, leaves left out)."""
-    out, seen, todo = set(), set(), [module(x).grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or node in seen or node.name().endswith("AccumulateGrad"):
-            continue
-        seen.add(node)
-        out.add(node.name())
-        todo += [n for n, _ in node.next_functions]
-    return out
 
 
 def heads(film: dict[str, Any], view: dict[str, Any]) -> list[str]:
@@ -70,7 +56,6 @@ def test_a_view_opens_the_groups_folded_inside_it_one_level_deeper(tiny: Any, ti
     f = tiny_film
     nested = [(v, dom, k) for v in f["views"] for dom, k in (v.get("unfold") or {}).items()]
     assert nested, "no view opens a group folded inside it"
-    width = ns["model"].wte.weight.shape[1]
     for outer, dom, k in nested:
         inner = f["views"][k]
         assert "gt-m-folded" in f["frames"][outer["frame"]]["classes"][dom]  # only folded boxes open
@@ -82,7 +67,7 @@ def test_a_view_opens_the_groups_folded_inside_it_one_level_deeper(tiny: Any, ti
         assert 'id="gt&#45;unfolded"' in sheet and 'id="gt&#45;unfolded&#45;1"' in sheet  # two frames, nested
         assert f"unfolded: {outer['label']}" in sheet and f"unfolded: {inner['label']}" in sheet
         module = ns["model"].get_submodule(inner_path.removeprefix("model."))
-        made = ops_of(module, torch.randn(2, 6, width, requires_grad=True))  # the batch the program feeds it
+        made = TINY["ops_of"](module, ns)  # on the batch the program feeds it
         shown = {h.split(" ")[-1] for h in heads(f, inner)}
         assert made <= shown, made - shown  # the inner group's own ops, drawn once it is open
         assert inner["label"] in heads(f, outer)  # folded, one box, in the view it opens from

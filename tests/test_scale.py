@@ -174,6 +174,24 @@ def test_a_graph_over_the_cap_is_collapsed_to_fit_and_says_so(net_trace):
     assert dot_to_svg(plan_dot(step, plan)).lstrip().startswith("<?xml")
 
 
+def test_the_collapse_note_says_which_modules_its_boxes_hold(net_trace):
+    """The note's numbers are the picture's: each box is named by a module that many parts deep and holds
+    the nodes of its deeper sub-modules; the module's own nodes stay drawn."""
+    trace, _ = net_trace
+    step = trace.last
+    plan = fold(step, max_nodes=60)
+    k = plan.collapse
+    boxes = [b for b in plan.blocks if b.kind == "module"]
+    assert k is not None and boxes
+    for b in boxes:
+        assert len(b.module.split(".")) == k
+        assert all(step.nodes[n].module.startswith(b.module + ".") for n in b.nodes)
+    drawn = {n.module for n in plan.step.nodes.values()}
+    assert any(len(m.split(".")) == k for m in drawn)  # a module k parts deep still draws its own nodes
+    assert (f"Sub-modules deeper than {k} path parts drawn as one box per module {k} parts deep "
+            f"({boxes[0].module})") in plan.message, plan.message
+
+
 def test_past_the_cap_the_nearest_boxes_stay_and_the_rest_is_counted():
     src = "import torch\nx = torch.ones(3, requires_grad=True)\nys = [x * i for i in range(60)]\n" \
           "total = sum(y.sum() for y in ys)\n"

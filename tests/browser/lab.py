@@ -237,3 +237,59 @@ def lesson01_facts() -> dict[str, float]:
     f.backward()
     assert x.grad is not None
     return {"d2": d2.item(), "d3": d3.item(), "grad": x.grad.item()}
+
+
+# ----------------------------------------------------------------- notebooks in a running lab
+#: the first cell of the test notebooks
+SETUP = "import torch\nimport gradtrace\n%load_ext gradtrace"
+#: a quiz cell on f = x**2 + x**3 at 42 (its answer: :func:`quiz_grad`)
+QUIZ = ("q = gradtrace.quiz('''\nx = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\n''', "
+        "ask='x.grad')\nq")
+
+
+def quiz_grad() -> int:
+    """The quiz's answer, by PyTorch."""
+    import torch
+
+    x = torch.tensor(42., requires_grad=True)
+    (x ** 2 + x ** 3).backward()
+    assert x.grad is not None
+    return int(x.grad.item())
+
+
+def write_notebook(path: Path, *sources: str) -> None:
+    """A notebook of code cells (ids ``c0``, ``c1``, ...) with a Python 3 kernel."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    cells = []
+    for i, src in enumerate(sources):
+        cell = nbformat.v4.new_code_cell(src)
+        cell["id"] = f"c{i}"
+        cells.append(cell)
+    nb.cells = cells
+    nbformat.write(nb, path)
+
+
+def stop_kernels(lab: Lab) -> None:
+    for kernel in lab.kernels():
+        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
+
+
+def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
+    """Open ``name`` as the only notebook (no tab restored from an earlier test), with its own kernel ready."""
+    stop_kernels(lab)
+    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
+    wait_idle(page, timeout)
+    tabs = page.locator(".jp-NotebookPanel").count()
+    assert tabs == 1, f"{tabs} notebooks open"
+
+
+def save(page: Any) -> None:
+    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)

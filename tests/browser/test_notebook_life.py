@@ -12,15 +12,26 @@ import re
 import shutil
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+import tiny_models
 import torch
-from lab import Lab, new_page, run_all, wait_idle
+from lab import (
+    QUIZ,
+    SETUP,
+    Lab,
+    new_page,
+    open_alone,
+    quiz_grad,
+    run_all,
+    save,
+    stop_kernels,
+    wait_idle,
+    write_notebook,
+)
 
 import gradtrace
 from gradtrace.notebook.embed import film_of, packed
@@ -60,23 +71,6 @@ raise ValueError('<img src=x onerror="{FLAG}"> \\u202e done')
 """
 
 
-QUIZ = ("q = gradtrace.quiz('''\nx = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\n''', "
-        "ask='x.grad')\nq")
-
-
-def code_cell(source: str, cell_id: str) -> Any:
-    cell = nbformat.v4.new_code_cell(source)
-    cell["id"] = cell_id
-    return cell
-
-
-def write_notebook(path: Path, *sources: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.cells = [code_cell(src, f"c{i}") for i, src in enumerate(sources)]
-    nbformat.write(nb, path)
-
-
 def plain_tensor_names(source: str) -> set[str]:
     """The names bound to tensors when ``source`` runs plainly in a fresh namespace."""
     ns: dict[str, Any] = {"torch": torch}
@@ -84,49 +78,23 @@ def plain_tensor_names(source: str) -> set[str]:
     return {k for k, v in ns.items() if isinstance(v, torch.Tensor)}
 
 
-def plain_grad() -> int:
-    x = torch.tensor(42., requires_grad=True)
-    (x ** 2 + x ** 3).backward()
-    assert x.grad is not None
-    return int(x.grad.item())
-
-
 @pytest.fixture(scope="module")
 def life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     src = tmp_path_factory.mktemp("life-src")
-    setup = "import torch\nimport gradtrace\n%load_ext gradtrace"
+    setup = SETUP
     write_notebook(src / "two_cells.ipynb", setup, "%%gradtrace\n" + WHATIF1, "%%gradtrace\n" + WHATIF2)
     write_notebook(src / "quiz.ipynb", setup, QUIZ)
     write_notebook(src / "hostile.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'", HOSTILE)
+    # a widget stepper of a folded graph that carries no unfolded view: each is laid out by its kernel
+    write_notebook(src / "unfold_saved.ipynb", setup + "\ngradtrace.notebook.settings.widget = 'anywidget'"
+                   "\ngradtrace.notebook.settings.view_bytes = 0", tiny_models.MODEL,
+                   "%%gradtrace\n" + tiny_models.PROGRAM)
     shutil.copy(REPO / "notebooks" / LESSON, src / LESSON)
     server = Lab(src, tmp_path_factory.mktemp("life"), log_name="life.log", settings=SAVE_STATE).start()
     try:
         yield server
     finally:
         server.stop()
-
-
-def stop_kernels(lab: Lab) -> None:
-    for kernel in lab.kernels():
-        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
-        urllib.request.urlopen(req, timeout=30).close()
-
-
-def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
-    """Open ``name`` as the only notebook (no tab restored from an earlier test), with its own kernel ready."""
-    stop_kernels(lab)
-    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
-    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
-    wait_idle(page, timeout)
-    tabs = page.locator(".jp-NotebookPanel").count()
-    assert tabs == 1, f"{tabs} notebooks open"
-
-
-def save(page: Any) -> None:
-    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
-    page.keyboard.press("Control+s")
-    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
 
 
 VISIBLE_NAMES = """(root) => [...root.querySelectorAll('.gt-graph svg g[id^="gt-name"]')]
@@ -267,7 +235,7 @@ def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson
         page.screenshot(path=str(artifacts / "export-offline.png"))
     finally:
         context.close()
-    assert f"grad {plain_grad()}." in pictured, pictured[:2000]
+    assert f"grad {quiz_grad()}." in pictured, pictured[:2000]
     assert guard.dialogs == [] and guard.errors == [], (guard.dialogs, guard.errors)
     # nbconvert's own page loads its widget manager, require.js and MathJax from the network; nothing else may
     ours = [u for u in guard.outside if not any(k in u.lower() for k in ("jupyter-widgets", "require", "mathjax"))]
@@ -334,7 +302,7 @@ def quiz_outputs(lab: Lab) -> Any:
 
 def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_kernel(life: Lab, browser: Any,
                                                                                        artifacts: Path) -> None:
-    truth = plain_grad()
+    truth = quiz_grad()
     context, page, guard = new_page(browser)
     try:
         open_alone(page, life, "quiz.ipynb")
@@ -395,3 +363,53 @@ def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_ker
         context.close()
     for g in (guard, guard2):
         assert g.dialogs == [] and g.outside == [] and g.errors == [], (g.dialogs, g.outside, g.errors)
+
+
+FOLDED_TIPS = """(root) => [...root.querySelectorAll('.gt-graph svg g.node.gt-m-folded:not(.gt-hidden)')]
+  .map((g) => [g.id, (g.querySelector(':scope > title') || {}).textContent || ''])"""
+
+
+def test_a_widget_drawn_from_saved_state_offers_no_kernel_unfolding(life: Lab, browser: Any,
+                                                                   artifacts: Path) -> None:
+    """With its kernel, a folded box says a click has the kernel unfold it; the same stepper drawn from the
+    saved notebook's widget state (no kernel of its own) says only what the page holds, and a click says
+    how to see the group at once, instead of waiting for a kernel that never answers."""
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, life, "unfold_saved.ipynb")
+        run_all(page)
+        root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+        root.locator("svg").first.wait_for(timeout=60_000)
+        to_end(page, root)
+        page.wait_for_function(f"(r) => ({FOLDED_TIPS})(r).some(([, t]) => t.includes('have the kernel'))",
+                               arg=root.element_handle(), timeout=30_000)
+        save(page)
+    finally:
+        context.close()
+    stop_kernels(life)
+    context, page, guard2 = new_page(browser)
+    try:
+        page.goto(life.url("lab/tree/unfold_saved.ipynb?reset"), wait_until="domcontentloaded")
+        root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+        try:
+            root.locator("svg").first.wait_for(timeout=90_000)  # saved widget state draws the stepper
+        except Exception:
+            page.screenshot(path=str(artifacts / "lab-unfold-saved-failure.png"))
+            raise
+        to_end(page, root)
+        page.wait_for_timeout(6_000)  # longer than the stepper waits to hear from a kernel
+        tips = root.evaluate(FOLDED_TIPS)
+        assert tips and all(t == "folded (no unfolded picture at this step)" for _, t in tips), tips
+        dom = tips[0][0]
+        pick = root.locator(f".gt-pick button[data-id='{dom}']")
+        assert not (pick.get_attribute("aria-label") or "").startswith("unfold")
+        root.locator(f".gt-graph svg g[id='{dom}']").click()
+        said = root.locator(".gt-unfold-words")
+        said.wait_for(state="visible", timeout=5_000)  # at once: nobody is asked
+        words = said.inner_text()
+        root.screenshot(path=str(artifacts / "lab-unfold-saved-no-kernel.png"))
+    finally:
+        context.close()
+    assert "no unfolded picture of it was prepared" in words and "run its cell again" in words, words
+    assert "Laying out" not in words
+    assert guard.dialogs == [] and guard.outside == [] and guard2.dialogs == [] and guard2.outside == []

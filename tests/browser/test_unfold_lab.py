@@ -13,70 +13,25 @@ Every module name and parameter count checked comes from PyTorch run plainly her
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import nbformat
+import lab as jl
 import tiny_models
-import torch
 from lab import Lab, new_page, run_all, wait_idle
 
 VIEW = {"width": 1280, "height": 720}
-SETUP = "import torch\nimport gradtrace\n%load_ext gradtrace"
-QUIZ = ("q = gradtrace.quiz('''\nx = torch.tensor(42., requires_grad=True)\nf = x ** 2 + x ** 3\nf.backward()\n''', "
-        "ask='x.grad')\nq")
-
-
-def write_notebook(path: Path, *sources: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    cells = []
-    for i, src in enumerate(sources):
-        cell = nbformat.v4.new_code_cell(src)
-        cell["id"] = f"c{i}"
-        cells.append(cell)
-    nb.cells = cells
-    nbformat.write(nb, path)
-
-
-def stop_kernels(lab: Lab) -> None:
-    for kernel in lab.kernels():
-        req = urllib.request.Request(lab.url(f"api/kernels/{kernel['id']}"), method="DELETE")
-        urllib.request.urlopen(req, timeout=30).close()
-
-
-def open_alone(page: Any, lab: Lab, name: str, timeout: float = 90_000) -> None:
-    """Open ``name`` as the only notebook, with a new kernel of its own ready."""
-    stop_kernels(lab)
-    page.goto(lab.url(f"lab/tree/{name}?reset"), wait_until="domcontentloaded")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
-    lab.wait_kernel(timeout / 1000, sleep=lambda s: page.wait_for_timeout(s * 1000))
-    wait_idle(page, timeout)
-
-
-def save(page: Any) -> None:
-    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
-    page.keyboard.press("Control+s")
-    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
-
-
-def plain_grad() -> int:
-    x = torch.tensor(42., requires_grad=True)
-    (x ** 2 + x ** 3).backward()
-    assert x.grad is not None
-    return int(x.grad.item())
 
 
 # ------------------------------------------------------------------------------------------ the quiz
 def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, browser: Any,
                                                                     artifacts: Path) -> None:
-    write_notebook(lab.root / "quiz_reopen.ipynb", SETUP, QUIZ)
-    truth = plain_grad()
+    jl.write_notebook(lab.root / "quiz_reopen.ipynb", jl.SETUP, jl.QUIZ)
+    truth = jl.quiz_grad()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
     try:
-        open_alone(page, lab, "quiz_reopen.ipynb")
+        jl.open_alone(page, lab, "quiz_reopen.ipynb")
         run_all(page)
         page.locator(".gt-quiz-input").wait_for(timeout=60_000)
         page.locator(".gt-quiz-note").wait_for(state="hidden", timeout=30_000)  # a kernel answers: no note
@@ -84,14 +39,14 @@ def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, b
         box.fill(str(truth))
         box.press("Enter")
         page.locator(".gt-quiz-result", has_text="Right!").wait_for(timeout=30_000)
-        save(page)
+        jl.save(page)
     finally:
         context.close()
     saved = json.loads((lab.root / "quiz_reopen.ipynb").read_text(encoding="utf-8"))
     assert "widgets" not in saved["metadata"]  # the default: JupyterLab saves no widget state
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
                for c in saved["cells"] for o in c.get("outputs", []))
-    stop_kernels(lab)
+    jl.stop_kernels(lab)
     # reopened: a new kernel that never made the box; JupyterLab cannot draw it
     context, page, guard2 = new_page(browser)
     page.set_viewport_size(VIEW)
@@ -174,15 +129,15 @@ def frames_of(page: Any, root: Any, count: int) -> list[str]:
 
 def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others(lab: Lab, browser: Any,
                                                                                  artifacts: Path) -> None:
-    setup = SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
-    write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
-                   "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
-                   "%%gradtrace\n" + tiny_models.PROGRAM)
+    setup = jl.SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"
+    jl.write_notebook(lab.root / "unfold_widget.ipynb", setup, tiny_models.MODEL, "%%gradtrace\n" + tiny_models.PROGRAM,
+                      "gradtrace.notebook.settings.view_bytes = 0  # carry no unfolded view: the kernel lays each out",
+                      "%%gradtrace\n" + tiny_models.PROGRAM)
     labels = tiny_labels()
     context, page, guard = new_page(browser)
     page.set_viewport_size(VIEW)
     try:
-        open_alone(page, lab, "unfold_widget.ipynb")
+        jl.open_alone(page, lab, "unfold_widget.ipynb")
         run_all(page)
         roots = page.locator(".jp-OutputArea-output .gt-widget .gt-root")
         roots.nth(1).locator("svg").first.wait_for(timeout=60_000)
@@ -237,7 +192,7 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         frames_of(page, asked, 0)
         page.keyboard.press("End")
         # 3. the kernel is gone: the stepper says so plainly
-        stop_kernels(lab)
+        jl.stop_kernels(lab)
         asked.locator(".gt-status").click()
         click_folded(asked, labels["h.1"])
         said = asked.locator(".gt-unfold-words")

@@ -1,7 +1,7 @@
 """Unfolding inside an unfolded group, in the standalone stepper page in real Chromium.
 
-The program trains a tiny GPT-2-style model one step (tiny_models.py): its film folds each
-``model.h.N`` to one box, and ``attn`` and ``mlp`` are folded again inside it. Names, parameter
+The program trains the tiny GPT-2-style model of examples/tiny_transformer.py one step (tiny_models.py):
+its film folds each ``model.h.N`` to one box, and ``attn`` and ``mlp`` are folded again inside it. Names, parameter
 counts and op names come from the film's own data or from PyTorch run plainly here.
 """
 
@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import tiny_models
-import torch
 from lab import new_page
 
 from gradtrace import trace_code
@@ -81,26 +80,13 @@ def short(label: str) -> str:
     return label.split(" (")[0]
 
 
-def ops_of(module: torch.nn.Module, x: torch.Tensor) -> set[str]:
-    out, seen, todo = set(), set(), [module(x).grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or node in seen or node.name().endswith("AccumulateGrad"):
-            continue
-        seen.add(node)
-        out.add(node.name())
-        todo += [n for n, _ in node.next_functions]
-    return out
-
-
 def test_a_group_inside_an_unfolded_group_unfolds_one_level_further(page: Any, tiny: Any, artifacts: Path) -> None:
     _, film, ns = tiny
     dom, outer, inner_dom, inner = nested(film)
     module = ns["model"].get_submodule(short(inner["label"]).removeprefix("model."))
     params = sum(p.numel() for p in module.parameters())
     assert f"{params:,} params" in inner["label"]
-    width = ns["model"].wte.weight.shape[1]
-    own_ops = ops_of(module, torch.randn(2, 6, width, requires_grad=True))
+    own_ops = tiny_models.ops_of(module, ns)
     page.locator(f".gt-graph svg g[id='{dom}']").click()
     bar = page.locator(".gt-unfold")
     bar.wait_for(state="visible")
@@ -177,9 +163,16 @@ def test_a_page_without_the_view_says_how_to_see_it(browser: Any, tmp_path: Path
     try:
         assert page.locator(f".gt-graph svg g[id='{dom}'] > title").text_content() == \
             "folded (no unfolded picture at this step)"
+        # a page has no kernel: no folded box offers one, by mouse or keyboard
+        tips = page.evaluate("""() => [...document.querySelectorAll('.gt-graph svg g.gt-m-folded > title')]
+          .map((t) => t.textContent)""")
+        assert tips and not [t for t in tips if "kernel" in t], tips
+        assert not (page.locator(f".gt-pick button[data-id='{dom}']").get_attribute("aria-label") or "").startswith(
+            "unfold")
         page.locator(f".gt-graph svg g[id='{dom}']").click()
         said = page.locator(".gt-unfold-words").inner_text()
         assert said.startswith(f"{block['title']}: no unfolded picture of it was prepared at this step")
+        assert "gradtrace.notebook.settings.widget" in said and "run its cell again" not in said
         assert page.locator(".gt-details").is_visible()
         page.screenshot(path=str(artifacts / "page-unfold-not-carried.png"))
     finally:

@@ -43,8 +43,11 @@ def _head(w: Walkthrough) -> list[str]:
         lines.append(f"It starts with that tensor's gradient with respect to itself: {w.seed.text}.")
     if w.note:
         lines.append(f"({w.note})")
+    if w.call != "backward":
+        lines.append("torch.autograd.grad() returns these gradients; it adds nothing to any .grad.")
     if w.retain_graph:
-        lines.append("retain_graph=True: the saved values are kept, so backward() can run again.")
+        lines.append("The graph is kept (retain_graph=True, which create_graph=True also sets): its saved values "
+                     "stay, so it can be walked again.")
     return lines
 
 
@@ -71,7 +74,7 @@ def _step_lines(step: WalkStep) -> list[str]:
             lines.append(f"       → {target}: torch computed {_g(out.grad)} (the formula gives {out.formula})")
         else:
             lines.append(f"       → {target}: {_g(out.grad)}")
-    if step.note:
+    if step.note and step.note != step.rule:  # a node without a formula says so once, in its rule
         lines.append(f"       ({step.note})")
     return lines
 
@@ -90,6 +93,8 @@ def walkthrough_text(w: Walkthrough, max_steps: int = 200) -> str:
         lines += _step_lines(step)
     if len(w.steps) > max_steps:
         lines.append(f"  … {len(w.steps) - max_steps} more nodes")
+    if w.raised:
+        lines.append(f"(the statement stopped with {w.raised} after the nodes above ran)")
     if w.leaves:
         lines.append("Result:")
         lines += [f"  {leaf.label}.grad = {leaf.chain}" for leaf in w.leaves]

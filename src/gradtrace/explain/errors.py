@@ -284,12 +284,15 @@ def _saved_role(step: Step, node: NodeInfo, saved: SavedValue) -> str:
         feeder = step.nodes.get(edge.node) if edge is not None else None
         if feeder is not None:
             inputs.add(feeder.variable if feeder.is_accumulate else feeder.output)
-    return "input" if saved.tensor is not None and saved.tensor in inputs else ""
+    if saved.tensor is not None and saved.tensor in inputs:
+        return "input"
+    # a built-in node (MulBackward0) calls its inputs by the op's argument names: self, other
+    return "input" if saved.name in ("self", "other") and node.name[-1:].isdigit() else ""
 
 
 def _tensor_words(step: Step, tensor: str | None) -> str:
     if tensor is None:
-        return "a tensor"
+        return "(a tensor no name holds)"
     names = step.names_of(tensor)
     return f"{tensor} ({', '.join(names)})" if names else tensor
 
@@ -315,8 +318,8 @@ def _why_saved(step: Step, stale: list[tuple[NodeInfo, SavedValue]]) -> str:
             clauses.append(f"{node_id} {op} saved its input {what} as {as_}: it needs the input's original "
                            "values to compute the gradient.")
         else:
-            clauses.append(f"{node_id} {op} saved {what} as {as_} to compute the gradient, and needs it "
-                           "unchanged.")
+            what = what if tensor is not None else "a tensor no name holds"
+            clauses.append(f"{node_id} {op} saved {what} as {as_} to compute the gradient, and needs it unchanged.")
     return " ".join(clauses) + " The tensor was changed in place after it was saved. " + _VERSION_CHECK
 
 

@@ -20,6 +20,7 @@ A node without an entry gets "no formula recorded for <name>", never a guess.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -712,11 +713,32 @@ def formula_for(name: str) -> Formula | None:
 _PREFIX = "torch::autograd::"
 
 
+#: nodes of PyTorch's own C++ classes whose names end in "Backward" without a number (not autograd.Functions)
+_NOT_PYTHON_FUNCTIONS = frozenset({"UndefinedGradBackward", "SendRpcBackward", "RecvRpcBackward"})
+
+
+def no_formula_text(name: str) -> str:
+    """What is said of a node without a formula: who computes its gradient, never a guess at how.
+
+    PyTorch names the node of a Python ``autograd.Function`` subclass ``<Class>Backward`` (built-in nodes
+    end in a number: ``MulBackward0``); ``nn.Module`` full backward hooks run in a
+    ``BackwardHookFunctionBackward`` node, an autograd.Function that passes gradients on unchanged.
+    """
+    if name == "BackwardHookFunctionBackward":
+        return ("passes the gradient on unchanged; a module's full backward hooks "
+                "(register_full_backward_hook) run here and may replace it")
+    m = re.fullmatch(r"([A-Za-z_]\w*?)Backward", name)
+    if m and name not in _NOT_PYTHON_FUNCTIONS:
+        return (f"the backward() of the autograd.Function {m[1]}: Python code, so the figures are what it "
+                "returned, not a formula")
+    return f"no formula recorded for {name}"
+
+
 def rule_text(name: str, index: int = 0) -> str:
     """The local rule for input ``index`` of a node type, or an honest 'no formula recorded'."""
     formula = formula_for(name)
     if formula is None:
-        return f"no formula recorded for {name}"
+        return no_formula_text(name)
     rule = formula.rules[min(index, len(formula.rules) - 1)]
     return rule.local
 
@@ -756,7 +778,7 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     """
     formula = formula_for(node.name)
     if formula is None:
-        return Filled(node.id, node.name, False, note=f"no formula recorded for {node.name}")
+        return Filled(node.id, node.name, False, note=no_formula_text(node.name))
     if "complex" in dtype or _has_complex(grad) or any(_has_complex(sv.value.values) for sv in node.saved
                                                         if sv.value is not None):
         return Filled(node.id, node.name, True, note="the rules above are written for real numbers; with complex "

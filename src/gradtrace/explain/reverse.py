@@ -18,7 +18,7 @@ from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import fmt_values, same_values
 from .formulas import fill_in
-from .walkthrough import _Builder
+from .walkthrough import _Builder, _raised_after
 
 
 def reverse_lines(step: Step) -> list[str]:
@@ -36,7 +36,9 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
     else:
         node = step.nodes.get(event.root_node or "")
         root = "a tensor no name holds" + (f" (its grad_fn is {node.id} ({node.name}))" if node is not None else "")
-    lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them:"]
+    raised = _raised_after(step, event)
+    stopped = f" (the statement stopped with {raised} after the last of them)" if raised else ""
+    lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them{stopped}:"]
     arrived: dict[str, list[Summary]] = {}
     dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:

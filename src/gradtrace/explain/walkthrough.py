@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Backward, Flow, NodeInfo, Step, Summary
+from ..model import Backward, Error, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import MAX_ELEMENTS, fmt_values, same_values
-from .formulas import Filled, fill_in, formula_for
+from .formulas import Filled, fill_in, formula_for, no_formula_text
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,10 @@ class Walkthrough:
     note: str | None = None
     #: the root's tensor id ("" when the trace holds no record of it: a temporary such as ``y.sum()``)
     root_tensor: str = ""
+    #: ``backward`` or ``grad`` (``torch.autograd.grad``, which returns gradients instead of filling ``.grad``)
+    call: str = "backward"
+    #: the exception type the statement raised after these nodes ran ("" when it ran to its end)
+    raised: str = ""
 
     def leaf(self, label: str) -> LeafGrad:
         return next(leaf for leaf in self.leaves if leaf.label == label)
@@ -362,7 +366,7 @@ class _Builder:
             matches = None if piece is None or g is None or g.values is None else same_values(piece.values, g.values)
             outputs.append(Output(i, edge.node, self.labels.get(edge.node, ""), g,
                                   piece.text if piece else None, matches))
-        rule = "; ".join(r.local for r in formula.rules) if formula else f"no formula recorded for {node.name}"
+        rule = "; ".join(r.local for r in formula.rules) if formula else no_formula_text(node.name)
         note = filled.note if filled is not None else None
         grad_in = tuple(self.value(g, f.node) for g in f.grad_in)
         sent, hook = self._hooked(f.node, parts, grad_in)
@@ -418,7 +422,7 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
         after = build.value(root.grad, None)
         leaf = LeafGrad(root_name, "", None, seed, after, after.text if after else "None")
         return Walkthrough("", root_name, seed, vjp, event.retain_graph, (), (leaf,), (),
-                           root_tensor=event.root or "")
+                           root_tensor=event.root or "", call=event.call, raised=_raised_after(step, event))
     steps = build.steps()
     leaves = tuple(_leaf_grad(s) for s in steps if s.is_accumulate)
     nodes = tuple(step.nodes[f.node] for f in build.flow)
@@ -427,7 +431,16 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
         note = ("backward() ran, but its nodes were not watched one by one (the graph is too large, or "
                 "the trace had already watched its first backward() calls)")
     return Walkthrough(build.root_node or "", root_name, seed, vjp, event.retain_graph, steps, leaves, nodes,
-                       note, event.root or "")
+                       note, event.root or "", event.call, _raised_after(step, event))
+
+
+def _raised_after(step: Step, event: Backward) -> str:
+    """The type of the error the statement raised after ``event`` (its last backward call), else ""."""
+    events = list(step.events)
+    at = next((i for i, e in enumerate(events) if e is event), None)
+    if at is None or any(isinstance(e, Backward) for e in events[at + 1:]):
+        return ""
+    return next((e.type for e in events[at + 1:] if isinstance(e, Error)), "")
 
 
 def _leaf_grad(step: WalkStep) -> LeafGrad:

@@ -16,10 +16,12 @@ describes:
   shorter than ``min_repeat`` stay as they are.
 * **Grouping.** Nodes carry the ``nn.Module`` path that created them
   (:attr:`~gradtrace.model.NodeInfo.module`). Each module is a DOT cluster
-  named by its path; with ``collapse=k`` every module deeper than ``k`` path
-  parts is drawn as one box inside its ancestor of depth ``k``, with its
-  node count, parameter count and the shapes of the tensors known to enter
-  and leave it.
+  named by its path; with ``collapse=k`` the modules deeper than ``k`` path
+  parts are folded: the nodes of all the sub-modules of one module ``k`` parts
+  deep (``collapse=4``: those of ``model.h.0.attn.c_attn`` and ``.c_proj``) are
+  one box, named by that module, with their node count, parameter count and
+  the shapes of the tensors known to enter and leave them; the module's own
+  nodes stay drawn.
 * **Cap.** At most ``max_nodes`` boxes are drawn (default :data:`MAX_NODES`).
   Past it, modules are collapsed one level at a time, and if that is not
   enough the boxes nearest the outputs are kept. The picture's title and a
@@ -306,7 +308,7 @@ def fold(
 ) -> Folded:
     """The picture plan of ``step``: folded runs, collapsed modules, at most ``max_nodes`` boxes.
 
-    ``collapse=k`` draws every module deeper than ``k`` path parts as one box;
+    ``collapse=k`` draws the sub-modules of each module ``k`` path parts deep as one box;
     ``max_nodes=None`` draws everything (folding still applies; ``min_repeat=0``
     turns it off).
     """
@@ -332,8 +334,9 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
             if _boxes(plan, names) <= room:
                 break
         if depth is not None:
-            notes.append(f"{_COLLAPSED}{depth} drawn as one box each to fit max_nodes={max_nodes} "
-                         f"(collapse={depth}; pass collapse=k or max_nodes=None to change it).")
+            notes.append(f"{_COLLAPSED}{depth} path parts drawn as one box per module {depth} parts deep"
+                         f"{_example(plan)} to fit max_nodes={max_nodes} (collapse={depth}; pass collapse=k or "
+                         "max_nodes=None to change it).")
     hidden: tuple[str, ...] = ()
     if too_big(plan):
         plan, hidden = _cut(plan, room, names, shape)
@@ -431,7 +434,13 @@ def _folds_note(folds: list[Block], min_repeat: int) -> str:
 
 
 #: How the note saying that modules were collapsed begins.
-_COLLAPSED = "Modules deeper than "
+_COLLAPSED = "Sub-modules deeper than "
+
+
+def _example(plan: Folded) -> str:
+    """`` (model.h.0.attn)``: the module a box of folded sub-modules is named by, as an example, or nothing."""
+    boxes = [b.module for b in plan.blocks if b.kind == "module"]
+    return f" ({boxes[0]})" if boxes else ""
 
 
 def _plan(step: Step, min_repeat: int, depth: int | None, names: bool, shape: Outline) -> Folded:

@@ -541,7 +541,8 @@ class Tracer(RunDriver):
             if not same_keys or not src.values.same(values):
                 if same_keys and _only_plain_values_moved(keys, values, src):
                     return self._refresh(src, ns, prefix, False, None)  # the containers, if any
-                src.keys, src.values = keys, _Held(values)
+                src.values = src.values.update(values) if same_keys else _Held(values)
+                src.keys = keys
                 entries = _entries(ns, prefix, src.parts)
                 if not _same_pairs(entries, src.entries):
                     src.entries = entries
@@ -849,11 +850,13 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -
     parts = src.parts
     moved = []
     held = src.values
-    refs = held.refs
-    strong = dict(zip(held.strong_at, held.strong, strict=True))
+    refs, strong, pos = held.refs, held.strong, held.pos
     for i, (key, now) in enumerate(zip(keys, values, strict=True)):
         ref = refs[i]
-        if (strong[i] if ref is None else ref()) is now and (ref is None or now is not None):
+        if ref is None:
+            if strong[pos[i]] is now:
+                continue
+        elif now is not None and ref() is now:
             continue
         if type(key) is not str:
             return False
@@ -900,19 +903,25 @@ class _Held:
     Values that take a weak reference are held weakly (see :func:`_hold`), the others as they are.
     (No ``id()``: each call of it is an audit event, and an audit hook may be Python code.)"""
 
-    __slots__ = ("pick_strong", "pick_weak", "refs", "size", "strong", "strong_at", "weak")
+    __slots__ = ("pick_strong", "pick_weak", "pos", "refs", "size", "strong", "weak")
 
     def __init__(self, values: list[Any]) -> None:
         self.size = len(values)
         self.refs: list[_Ref | None] = [_Ref(v) if type(v).__weakrefoffset__ else None for v in values]
         weak_at = [i for i, r in enumerate(self.refs) if r is not None]
-        self.strong_at = [i for i, r in enumerate(self.refs) if r is None]
+        strong_at = [i for i, r in enumerate(self.refs) if r is None]
         self.weak: list[_Ref] = [r for r in self.refs if r is not None]
-        self.strong = [values[i] for i in self.strong_at]
+        self.strong = [values[i] for i in strong_at]
+        #: each value's place in ``weak`` or ``strong``
+        self.pos = [0] * len(values)
+        for k, i in enumerate(weak_at):
+            self.pos[i] = k
+        for k, i in enumerate(strong_at):
+            self.pos[i] = k
         # (each index twice: one index alone would give the value, not a tuple; the comparisons stop at the end
         # of ``weak`` or ``strong``)
         self.pick_weak = _picker(weak_at)
-        self.pick_strong = _picker(self.strong_at)
+        self.pick_strong = _picker(strong_at)
 
     def same(self, values: list[Any]) -> bool:
         """True when ``values`` are the objects held, in order."""
@@ -924,14 +933,33 @@ class _Held:
     def holds(self, i: int, value: Any) -> bool:
         """True when ``value`` is the ``i``-th value held."""
         ref = self.refs[i]
-        return self.strong[self.strong_at.index(i)] is value if ref is None else value is not None and ref() is value
+        return self.strong[self.pos[i]] is value if ref is None else value is not None and ref() is value
 
     def put(self, i: int, value: Any) -> bool:
-        """Hold ``value`` in place of the ``i``-th value when neither takes a weak reference; False otherwise."""
-        if self.refs[i] is not None or type(value).__weakrefoffset__:
+        """Hold ``value`` in place of the ``i``-th value when both or neither take a weak reference; False
+        otherwise (the values are then held again as a whole)."""
+        weak = self.refs[i] is not None
+        if weak != bool(type(value).__weakrefoffset__):
             return False
-        self.strong[self.strong_at.index(i)] = value
+        if weak:
+            self.refs[i] = self.weak[self.pos[i]] = _Ref(value)
+        else:
+            self.strong[self.pos[i]] = value
         return True
+
+    def update(self, values: list[Any]) -> _Held:
+        """This, holding ``values`` (the same number of values) in place of those held; or a new one."""
+        refs, strong, pos = self.refs, self.strong, self.pos
+        for i, now in enumerate(values):
+            ref = refs[i]
+            if ref is None:
+                if strong[pos[i]] is now:
+                    continue
+            elif now is not None and ref() is now:
+                continue
+            if not self.put(i, now):
+                return _Held(values)
+        return self
 
 
 _NONES = itertools.repeat(None)

@@ -34,10 +34,12 @@ to ``settrace`` as an environment setting.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import types
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,6 +73,7 @@ _get_ident = threading.get_ident
 _grad_enabled = torch.is_grad_enabled
 _inference_mode = torch.is_inference_mode_enabled
 _saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
+_mode_stack_size = torch._C._len_torch_function_stack
 _BACKWARD_KIND = BACKWARD_CODES
 #: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
 _BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
@@ -155,6 +158,8 @@ class RunDriver:
         #: the code objects, kept so that their ids stay theirs
         self._kinds: dict[int, Any] = {}
         self._local_fn = self._local  # one bound method, handed back on every event
+        #: per frame whose statement runs without the mode it asked for: the tensors it names (weakly)
+        self._suspects: dict[types.FrameType, list[weakref.ref[Any]]] = {}
         #: the files whose code the settrace path looks at: the learner's, the backward calls'
         self._files: frozenset[str] = frozenset()
         self._kept: list[types.CodeType] = []
@@ -214,6 +219,7 @@ class RunDriver:
         except Exception as exc:
             self._internal_failure(exc)
         self._labels.clear()
+        self._suspects.clear()
         if taken and self.internal_error is None:
             last = self.steps[-1].lineno if self.steps else 0
             warnings.warn(
@@ -398,6 +404,7 @@ class RunDriver:
         if self.internal_error is None:
             self.internal_error = exc
         self.pending.clear()
+        self._suspects.clear()
         self._cap()
 
     def _line(self, frame: types.FrameType) -> None:
@@ -427,7 +434,8 @@ class RunDriver:
         self._begin(frame, stmt, lasti)
 
     def _begin(self, frame: types.FrameType, stmt: Statement, lasti: int) -> None:
-        """A statement starts: with the torch function mode on when its text or the state asks for it."""
+        """A statement starts: with the torch function mode on when its text or the state asks for it,
+        and the program's own instrumentation is not listening (:meth:`_learner_listens`)."""
         need = self._needs.get(id(stmt))
         if need is None:
             need = self._needs[id(stmt)] = (needs_mode(stmt.code), grads_may_change(stmt.code))
@@ -435,10 +443,38 @@ class RunDriver:
         if self.capped:
             return
         if need[0] or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
-            pending.mode = True
-            self.recorder.mode_on()
+            if not self._learner_listens():
+                pending.mode = True
+                self.recorder.mode_on()
+            elif need[0]:  # what the mode would have told: the tensors it names may change unseen
+                self._suspects[frame] = _named_tensors(frame, stmt.code)
         if need[1]:
             self.recorder.grads_changed = True
+
+    def _note_suspects(self) -> None:
+        """Before a snapshot: the tensors named by running statements that ran without the mode they
+        asked for (:meth:`_learner_listens`) are read again, as written (``w.data = ...``, ``detach_()``
+        leave the version alone), at every step until their statement ends."""
+        written = self.recorder.written
+        for refs in self._suspects.values():
+            for ref in refs:
+                t = ref()
+                if t is not None:
+                    written.append(t)
+
+    def _learner_listens(self) -> bool:
+        """True while the program's own torch function mode or trace function is on.
+
+        The recorder's mode is Python code between the program's calls and torch: a learner's
+        ``TorchFunctionMode`` below it on the stack would be handed calls the program never made,
+        and a learner's ``sys.settrace`` function would see the mode's frames. Then the statement
+        runs with no mode, as most do: what it changes is read from version bumps and node names.
+        """
+        rec = self.recorder
+        if _mode_stack_size() > (1 if rec.pushed else 0):
+            return True
+        tracer = sys.gettrace()
+        return tracer is not None and tracer != rec.ours
 
     def _opcode(self, frame: types.FrameType) -> None:
         """An instruction on a line shared by several statements: a new step when it starts another."""
@@ -476,6 +512,9 @@ class RunDriver:
             self.unrecorded += 1
             return
         name = "<module>" if _module_level(frame) else frame.f_code.co_name
+        if self._suspects:
+            self._note_suspects()
+            self._suspects.pop(frame, None)
         step = self._snapshot(frame, pending.stmt, name, pending.error)
         self.steps.append(step)
         rec = self.recorder
@@ -687,6 +726,20 @@ class RunDriver:
             except Exception as exc:
                 self._internal_failure(exc)
         return None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _named_tensors(frame: types.FrameType, code: str) -> list[weakref.ref[Any]]:
+    """Weak references to the tensors the names in a statement's text hold in ``frame``."""
+    local, glob = frame.f_locals, frame.f_globals
+    out = []
+    for name in dict.fromkeys(_IDENTIFIER.findall(code)):
+        value = local.get(name, glob.get(name))
+        if isinstance(value, torch.Tensor):
+            out.append(weakref.ref(value))
+    return out
 
 
 def _module_level(frame: types.FrameType) -> bool:

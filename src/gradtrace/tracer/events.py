@@ -120,8 +120,8 @@ def mutate_events(
         was, now = before(tid), tensors.get(tid)
         if now is None:
             continue
-        if was is None or now is was or tid in done or now.version != was.version or now.value == was.value \
-                or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
+        if was is None or now is was or tid in done or now.version != was.version or now.value is was.value \
+                or now.value == was.value or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
             continue
         out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
     return out
@@ -134,6 +134,6 @@ def grad_changes(touched: Iterable[str], before: _Infos, tensors: Mapping[str, T
         info = tensors[tid]
         old = before(tid)
         was = None if old is None else old.grad
-        if was != info.grad and (old is not None or info.grad is not None):
+        if was is not info.grad and was != info.grad and (old is not None or info.grad is not None):
             changes.append(GradChange(tid, was, info.grad))
     return changes

@@ -537,7 +537,7 @@ class Recorder(TorchFunctionMode):
         try:
             self._note_writes(name, args, kwargs)
             if args and isinstance(args[0], torch.Tensor):
-                with torch._C.DisableTorchFunctionSubclass():
+                with _DisableTorchFunction():
                     return version_of(args[0])
         except Exception:
             pass
@@ -545,7 +545,7 @@ class Recorder(TorchFunctionMode):
 
     def _after(self, name: str, out: Any, args: tuple[Any, ...], v0: int | None) -> None:
         try:
-            with torch._C.DisableTorchFunctionSubclass():  # the learner's subclass sees only its own calls
+            with _DisableTorchFunction():  # the learner's subclass sees only its own calls
                 first = args[0] if args and isinstance(args[0], torch.Tensor) else None
                 if first is not None and v0 is not None and version_of(first) != v0 and not _inplace_name(name):
                     self.inplace.append((name, first))  # F.relu(x, inplace=True): in place under another name

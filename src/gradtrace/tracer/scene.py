@@ -46,6 +46,8 @@ def _device_text(device: torch.device) -> str:
 
 
 _new = object.__new__
+#: (``isinstance(t, Parameter)`` runs Python code, the metaclass's ``__instancecheck__``: a parameter is told first)
+_Parameter = torch.nn.Parameter
 
 
 def _tensor_info(id: str, shape: tuple[int, ...], dtype: str, device: str, requires_grad: bool, is_leaf: bool,
@@ -332,7 +334,7 @@ class Scene:
                 tid, shape, _dtype_text(t.dtype), _device_text(t.device), bool(requires_grad), bool(leaf),
                 bool(retains), version, nid, key[6], book.summary(tid, t, version),
                 old_grad if old_grad is not None or grad is None else book.summary(None, grad),
-                isinstance(t, torch.nn.Parameter),
+                type(t) is _Parameter or isinstance(t, _Parameter),
             )
             self.cache[tid] = (key, info)
         if nid is not None and nid in book.nodes:

@@ -1105,6 +1105,8 @@ function saveStep(film, step, picture, root, kind) {
 // to see it.
 function unfolder(film, steps, onChange, ask) {
   const views = Array.isArray(film.views) ? film.views : [];
+  // whether a kernel answers (a widget's `ask` says: "live", "unknown" until it is heard, "gone"); a page has none
+  const kernel = () => (!ask ? "gone" : typeof ask.state === "function" ? ask.state() : "live");
   let path = []; // the open groups' own ids, outermost first
   let levels = []; // what is drawn for them at the shown step: [{view, dom, title}]
   let note = null; // [step, words]: a folded box that has no view at this step
@@ -1233,15 +1235,17 @@ function unfolder(film, steps, onChange, ask) {
       // one of the step's own folded boxes opens from the step's picture; any other from the open groups
       // (the kernel opens it inside the deepest of them that holds it)
       const ids = boxOf(steps[i].details, block.id) !== null ? [block.id] : [...path.slice(0, depth), block.id];
-      if (ask) {
+      if (kernel() !== "gone") {
         request(i, ids, block.title);
         return true;
       }
       const target = ids.length > 1 || !block.id.startsWith("mod:") ? `[${ids.map((x) => JSON.stringify(x.replace(/^mod:/, ""))).join(", ")}]`
         : JSON.stringify(block.id.slice(4));
+      const how = ask ? "run its cell again in a notebook with a kernel (a click then asks the kernel to lay it out)"
+        : 'trace this in a notebook with gradtrace.notebook.settings.widget = "anywidget" (a click then asks the '
+          + "kernel to lay it out)";
       note = [i, `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
-        + "its details are shown instead. To see it unfolded, trace this in a notebook with "
-        + 'gradtrace.notebook.settings.widget = "anywidget" (a click then asks the kernel to lay it out), or draw it: '
+        + `its details are shown instead. To see it unfolded, ${how}, or draw it: `
         + `gradtrace.render.step_graph(trace[${steps[i].index}], unfold=${target}).`];
       return false;
     },
@@ -1299,9 +1303,12 @@ function unfolder(film, steps, onChange, ask) {
               return box !== null && (at.opens || {})[box] !== undefined;
             }));
         }
-        if (has || ask) opens.add(id);
+        // the kernel is offered only once it has answered: a widget drawn from saved state (an export, a
+        // notebook reopened) has none
+        const live = kernel() === "live";
+        if (has || live) opens.add(id);
         tip.textContent = has ? "folded: click (or Enter) to unfold"
-          : ask ? "folded: click (or Enter) to have the kernel unfold it" : "folded (no unfolded picture at this step)";
+          : live ? "folded: click (or Enter) to have the kernel unfold it" : "folded (no unfolded picture at this step)";
       }
       const target = reveal && picture.svg ? picture.svg.querySelector(`g[id="${CSS.escape(reveal)}"]`) : null;
       reveal = null;
@@ -1374,6 +1381,9 @@ export function mount(el, film, options = {}) {
     picture.select(null);
     render();
   }, typeof options.ask === "function" ? options.ask : null);
+  if (typeof options.ask === "function" && typeof options.ask.onState === "function") {
+    cleanups.push(options.ask.onState(() => render())); // tooltips say what a click does once the kernel is heard
+  }
   graph.parentNode.insertBefore(unfold.el, graph);
   el.appendChild(v.host);
   controls.slider.max = String(Math.max(n - 1, 0));
@@ -1678,25 +1688,40 @@ const ASK_MS = 20000;
 const NO_KERNEL = "no kernel answered (the notebook's kernel is gone, restarted or busy): run this cell again, "
   + "then click the group again.";
 
+// How long a widget waits, when drawn, to hear that its kernel answers at all.
+const HELLO_MS = 5000;
+
 // Questions to the widget's kernel ({kind: "unfold", ...}, see notebook/widget.py), each answered once by
 // a message with the same id; a promise of the answer, or of {error} when no kernel answers in time.
+// `ask.state()` says whether a kernel answers: "unknown" until one is heard, then "live"; "gone" when a
+// question went unanswered or could not be sent (a widget drawn from saved state: an export, a reopened
+// notebook). `ask.onState(f)` calls f when that changes (and returns how to stop).
 function asker(model) {
   let next = 0;
+  let state = "unknown";
   const waiting = new Map();
+  const listeners = new Set();
+  const become = (now) => {
+    if (state === now) return;
+    state = now;
+    for (const f of [...listeners]) f(now);
+  };
   const onMsg = (msg) => {
     const done = msg && msg.kind === "unfolded" ? waiting.get(msg.id) : null;
     if (done) done(msg);
   };
   model.on("msg:custom", onMsg);
-  function ask(content) {
+  function ask(content, ms = ASK_MS) {
     const id = `q${++next}`;
     return new Promise((resolve) => {
       const finish = (msg) => {
         clearTimeout(timer);
         waiting.delete(id);
+        if (msg && msg.error !== NO_KERNEL) become("live");
+        else if (state !== "live") become("gone"); // a kernel heard once may be busy: it stays offered
         resolve(msg);
       };
-      const timer = setTimeout(() => finish({ error: NO_KERNEL }), ASK_MS);
+      const timer = setTimeout(() => finish({ error: NO_KERNEL }), ms);
       waiting.set(id, finish);
       try {
         model.send({ ...content, id });
@@ -1705,10 +1730,21 @@ function asker(model) {
       }
     });
   }
+  ask.state = () => state;
+  ask.onState = (f) => {
+    listeners.add(f);
+    return () => listeners.delete(f);
+  };
+  // Lab's widget manager names its kernel (none: the notebook has no kernel); others are asked a question
+  // that names no group: any answer, an error included, shows that a kernel listens
+  const manager = model.widget_manager;
+  if (manager && "kernel" in manager && !manager.kernel) become("gone");
+  else ask({ kind: "unfold", step: null, path: null }, HELLO_MS);
   return {
     ask,
     destroy() {
       model.off("msg:custom", onMsg);
+      listeners.clear();
       for (const finish of [...waiting.values()]) finish({ error: NO_KERNEL });
     },
   };

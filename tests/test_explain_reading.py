@@ -1,0 +1,123 @@
+"""What a learner reads in a walkthrough, the text twin's reverse pass and explain_error is true and said once.
+
+Node names, which tensors a node saved, and the gradients come from PyTorch run plainly in each test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gradtrace
+from gradtrace.explain.errors import explain_error
+from gradtrace.explain.reverse import reverse_lines
+from gradtrace.explain.walkthrough import walkthrough_of
+from gradtrace.model import Backward
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return t * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def _backward_steps(trace):
+    return [(s, e) for s in trace.steps for e in s.events if isinstance(e, Backward)]
+
+
+def test_custom_function_node_is_said_to_be_its_python_backward_once():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    op = Double.apply(x).grad_fn.name()
+    y = Double.apply(x)
+    w = gradtrace.explain(y.sum())
+    step = next(s for s in w.steps if s.name == op)
+    assert f"the backward() of the autograd.Function {Double.__name__}" in step.rule
+    text = w.to_text()
+    assert "no formula recorded" not in text and text.count(step.rule) == 1
+    assert torch.equal(x.grad, torch.full_like(x, 2.0))  # what Double.backward returned, as shown
+    assert step.outputs[0].grad.values == x.grad.tolist()
+
+
+def test_module_full_backward_hook_node_says_what_runs_there():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(2, 2)
+    lin.register_full_backward_hook(lambda m, gin, gout: (gin[0] * 0.5,))
+    x = torch.ones(1, 2, requires_grad=True)
+    out = lin(x)
+    op = out.grad_fn.name()
+    w = gradtrace.explain(out.sum())
+    hooked = [s for s in w.steps if s.name == op]
+    assert hooked and all("register_full_backward_hook" in s.rule for s in hooked)
+    assert "no formula recorded" not in w.to_text()
+
+
+AUTOGRAD_GRAD = ("import torch\n"
+                 "x = torch.tensor([1., 2.], requires_grad=True)\n"
+                 "y = (x ** 3).sum()\n"
+                 "g, = torch.autograd.grad(y, x, create_graph=True)\n"
+                 "g.sum().backward()\n")
+
+
+def test_autograd_grad_walkthrough_says_no_grad_is_filled():
+    ns: dict = {}
+    exec(AUTOGRAD_GRAD.rsplit("g.sum()", 1)[0], ns)
+    assert ns["x"].grad is None  # torch.autograd.grad filled no .grad
+    trace = gradtrace.trace_code(AUTOGRAD_GRAD)
+    (grad_step, grad_call), (back_step, back_call) = _backward_steps(trace)
+    assert grad_call.call != "backward" and back_call.call == "backward"
+    grad_text = walkthrough_of(grad_step, grad_call).to_text()
+    assert "torch.autograd.grad() returns these gradients; it adds nothing to any .grad." in grad_text
+    assert "adds nothing" not in walkthrough_of(back_step, back_call).to_text()
+    # create_graph=True keeps the graph: the walkthrough says why it is kept
+    assert "create_graph=True also sets" in grad_text
+
+
+STOPPED = ("import torch\n"
+           "x = torch.tensor([1., 2.], requires_grad=True)\n"
+           "a = x * 1\n"
+           "b = a * a\n"
+           "a.add_(1)\n"
+           "b.sum().backward()\n")
+
+
+def test_a_backward_that_raised_says_it_stopped():
+    with pytest.raises(RuntimeError) as info:
+        exec(STOPPED, {})
+    trace = gradtrace.trace_code(STOPPED, raise_errors=False)
+    ((step, event),) = _backward_steps(trace)
+    assert event.flow  # some nodes ran before the failure
+    said = f"(the statement stopped with {type(info.value).__name__} after the nodes above ran)"
+    assert said in walkthrough_of(step, event).to_text()
+    head = reverse_lines(step)[0]  # the stepper splits the lines below the head into one block per node
+    assert f"in the order PyTorch ran them (the statement stopped with {type(info.value).__name__} after the " \
+           "last of them):" in head
+    ok = gradtrace.trace_code(STOPPED.replace("a.add_(1)\n", ""))
+    ((step, event),) = _backward_steps(ok)
+    assert "stopped with" not in walkthrough_of(step, event).to_text() + "\n".join(reverse_lines(step))
+
+
+UNNAMED = ("import torch\n"
+           "class Box:\n"
+           "    pass\n"
+           "box = Box()\n"
+           "x = torch.tensor([1., 2.], requires_grad=True)\n"
+           "box.h = x * 1\n"
+           "y = box.h * box.h\n"
+           "box.h.add_(1)\n"
+           "y.sum().backward()\n")
+
+
+def test_a_stale_input_no_name_holds_is_still_called_an_input():
+    ns: dict = {}
+    exec(UNNAMED.rsplit("box.h.add_", 1)[0], ns)
+    node = ns["y"].grad_fn
+    assert node._saved_self.data_ptr() == ns["box"].h.data_ptr()  # PyTorch saved the input box.h
+    trace = gradtrace.trace_code(UNNAMED, raise_errors=False)
+    e = explain_error(trace)
+    nid = next(c for c in e.culprits if c.startswith("n"))
+    assert trace.last.nodes[nid].name == node.name()
+    assert f"{nid} {node.name()} saved its input (a tensor no name holds)" in e.why
