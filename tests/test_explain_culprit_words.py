@@ -181,3 +181,15 @@ def test_gradient_shape_details_are_python_tuples():
     assert e.detail("gradient_shape") == str(tuple(v.shape))
     assert e.detail("output_shape") == str(tuple(x.shape))
     assert f"The gradient has shape {tuple(v.shape)}, the output {tuple(x.shape)}." in e.what
+
+
+def test_involved_names_match_the_text_twin():
+    src, saved, holder, _ = PROGRAMS["mul"]
+    op, _ = _torch_says(src, saved, holder)
+    trace = gradtrace.trace_code(textwrap.dedent(src), raise_errors=False)
+    e = explain_error(trace)
+    ours = next(line for line in e.to_text().splitlines() if line.startswith("  Involved: "))
+    twin = next(line for line in trace.to_text().splitlines() if line.strip().startswith("involved: "))
+    assert ours.split(": ", 1)[1] == twin.split(": ", 1)[1]
+    node = next(c for c in e.culprits if c.startswith("n"))
+    assert f"{node} ({op})" in ours and f"{trace.last.bindings[saved]} ({saved})" in ours

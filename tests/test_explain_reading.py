@@ -121,3 +121,48 @@ def test_a_stale_input_no_name_holds_is_still_called_an_input():
     nid = next(c for c in e.culprits if c.startswith("n"))
     assert trace.last.nodes[nid].name == node.name()
     assert f"{nid} {node.name()} saved its input (a tensor no name holds)" in e.why
+
+
+@pytest.mark.parametrize("make", ["torch.tensor(2., requires_grad=True)", "torch.tensor([2.], requires_grad=True)",
+                                  "torch.ones(2, 3, requires_grad=True)"])
+def test_compare_spells_leaf_shapes_as_python_does(make):
+    x = eval(make, {"torch": torch})
+    c = gradtrace.explain.compare(f"x = {make}\ny = (x ** 2).sum()", f"x = {make}\ny = (x * x).sum()")
+    text = c.to_text()
+    assert f"leaf {str(x.dtype).removeprefix('torch.')} shape {tuple(x.shape)} = " in text
+    assert f"{list(x.shape)} =" not in text
+
+
+def test_result_of_a_large_gradient_shows_its_figures_not_only_its_shape():
+    from gradtrace.explain._numbers import MAX_ELEMENTS
+
+    side = int(MAX_ELEMENTS ** 0.5) + 2
+    x = torch.linspace(-1.0, 1.0, side * side).reshape(side, side).requires_grad_()
+    loss = (x * x).sum()
+    w = gradtrace.explain(loss)
+    (leaf,) = w.leaves
+    assert leaf.label == "x" and leaf.after is not None and leaf.after.values is None  # too large to list
+    assert leaf.chain != f"shape {tuple(x.shape)}"
+    assert leaf.chain == f"{leaf.after.text} (shape {tuple(x.shape)})"
+    figures = dict(zip(leaf.after.text.split()[::2], map(float, leaf.after.text.split()[1::2]), strict=True))
+    g = x.grad
+    assert figures["min"] == pytest.approx(g.min().item(), rel=1e-6)
+    assert figures["max"] == pytest.approx(g.max().item(), rel=1e-6)
+    assert figures["mean"] == pytest.approx(g.mean().item(), rel=1e-5, abs=1e-7)
+    assert f"x.grad = {leaf.chain}" in w.to_text()
+
+
+def test_graph_lines_explanation_counts_nodes_in_words():
+    from gradtrace.explain.quiz import GRAPH_LINES
+
+    src = "x = torch.tensor([1., 2.], requires_grad=True)\ny = x * 2\ny.add_(1)\ny.sum().backward()"
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    first = [y.grad_fn.name(), y.grad_fn.next_functions[0][0].name().rsplit("::", 1)[-1]]
+    y.add_(1)
+    added = y.grad_fn.name()
+    text = gradtrace.quiz(src, ask=GRAPH_LINES).check("2, 3, 4").to_text()
+    line3 = next(line for line in text.splitlines() if "y.add_(1)" in line)
+    assert line3.rstrip().endswith(added) and "new node n" in line3 and "new nodes" not in line3
+    line2 = next(line for line in text.splitlines() if "y = x * 2" in line)
+    assert "new nodes n" in line2 and all(name in line2 for name in first)

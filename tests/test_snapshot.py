@@ -12,7 +12,7 @@ import torch
 
 import gradtrace
 from gradtrace.render.fold import MAX_NODES
-from gradtrace.tracer.snapshot import Sketch, snapshot
+from gradtrace.tracer.snapshot import Sketch, SketchNodes, snapshot
 
 #: programs whose last line makes ``f``; each has calls that make several nodes at once
 PROGRAMS = [
@@ -52,6 +52,19 @@ def _long_chain(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return h.exp().sin().sum(), w  # three nodes drawn as themselves after the folded run
 
 
+def accumulators(t: torch.Tensor) -> int:
+    """How many AccumulateGrad nodes the graph behind ``t`` has (walked plainly)."""
+    seen, todo, count = set(), [t.grad_fn], 0
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        count += node.name().endswith("AccumulateGrad")
+        todo += [n for n, _ in node.next_functions]
+    return count
+
+
 def test_show_of_a_long_untraced_chain_reads_only_the_nodes_it_draws():
     from gradtrace.render.graph import step_graph
 
@@ -61,6 +74,10 @@ def test_show_of_a_long_untraced_chain_reads_only_the_nodes_it_draws():
     assert len(sketch.step.nodes) > 20_000
     drawn = graph.source.count("[id=")  # one id per box (tensors, nodes, folded blocks, names, note)
     assert 0 < sketch.work["nodes"] <= drawn <= MAX_NODES, (sketch.work["nodes"], drawn)
+    # a record is made only for a node looked at: those drawn, the accumulators, the output's node
+    nodes = sketch.step.nodes
+    assert isinstance(nodes, SketchNodes)
+    assert nodes.made <= drawn + accumulators(h) + 1, (nodes.made, drawn)
     whole = snapshot(h, {"w": w})  # every node read in full: the same picture
     assert graph.source == step_graph(whole).source == gradtrace.show(h, {"w": w}).source
     assert graph.text == step_graph(whole).text

@@ -203,7 +203,7 @@ def _leaf_op(step: Step, tensor_id: str) -> str:
     t = step.tensors.get(tensor_id)
     if t is None:
         return "leaf"
-    return f"leaf {t.dtype}{list(t.shape)} = {t.value.text}"
+    return f"leaf {t.dtype} shape {tuple(t.shape)} = {t.value.text}"  # shapes as Python prints them: (), (2,)
 
 
 def _names_by_node(step: Step) -> dict[str, tuple[str, ...]]:

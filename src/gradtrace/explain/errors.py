@@ -37,6 +37,8 @@ class ErrorExplanation:
     code: str | None = None
     #: the index of the trace step that made the change (``trace.steps[step]``, as the stepper numbers it)
     step: int | None = None
+    #: each culprit as the stepper names it: ``n3 (MulBackward0)``, ``t2 (b)``
+    culprit_labels: tuple[str, ...] = ()
 
     @property
     def recognised(self) -> bool:
@@ -48,7 +50,7 @@ class ErrorExplanation:
     def to_text(self) -> str:
         lines = [self.title, f"  What happened: {self.what}", f"  Why: {self.why}"]
         if self.culprits:
-            lines.append(f"  Involved: {', '.join(self.culprits)}")
+            lines.append(f"  Involved: {', '.join(self.culprit_labels or self.culprits)}")
         lines += [f"  Saved by: {v}" for k, v in self.details if k == "saved_by"]
         if self.code is not None:
             # self.step is the position in Trace.steps; people read steps numbered from 1 (Step.number)
@@ -190,7 +192,10 @@ def explain_error(exc: BaseException | Warning | Any, step: Step | Trace | None 
             base = ErrorExplanation(known.kind, known.title, known.what, known.why, known.fix, error_type,
                                     message)
             finder = _FINDERS.get(known.kind)
-            return finder(base, at, trace) if finder is not None else base
+            found = finder(base, at, trace) if finder is not None else base
+            if isinstance(at, Step) and found.culprits:
+                found = _with(found, culprit_labels=tuple(_label(at, c) for c in found.culprits))
+            return found
     return ErrorExplanation("unknown", f"{error_type} (not one gradtrace recognises)",
                             message, "gradtrace has no explanation recorded for this message.",
                             "Read PyTorch's message above; the step view shows the tensors and nodes involved.",
@@ -216,6 +221,15 @@ def _shape_text(dims: str) -> str:
     """A message's ``[2, 3]`` sizes spelt as Python prints the tuple: ``()``, ``(2,)``, ``(2, 3)``."""
     sizes = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
     return str(sizes)
+
+
+def _label(step: Step, ident: str) -> str:
+    """A node or tensor id with what the stepper shows beside it: the op, or the names."""
+    node = step.nodes.get(ident)
+    if node is not None:
+        return f"{ident} ({node.name.rsplit('::', 1)[-1]})"
+    names = step.names_of(ident)
+    return f"{ident} ({', '.join(names)})" if names else ident
 
 
 def _with(base: ErrorExplanation, **changes: Any) -> ErrorExplanation:

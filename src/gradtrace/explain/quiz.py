@@ -253,7 +253,7 @@ def _value_hint(given: str, truth: _Truth, ask: str) -> str:
     looks_like_error = bool(re.search(r"error|exception|fails?|raises?", given.lower()))
     if truth.kind == "error":
         return ("the code does fail: which error does PyTorch raise?" if looks_like_error
-                else "read every line again: one of them does not run.")
+                else "read every line again: one of them raises an error, and nothing after it runs.")
     if looks_like_error:
         return "every line of this code runs without an error."
     try:
@@ -548,7 +548,7 @@ class GraphLinesQuestion(Question):
             if not text.strip():
                 continue
             made = self.created.get(i)
-            what = "new nodes " + ", ".join(made) if made else "no new node"
+            what = ("new node " if len(made) == 1 else "new nodes ") + ", ".join(made) if made else "no new node"
             out.append(f"  {i:>3} | {text.rstrip():<{width}}   {what}")
         if self.error:
             out.append(self.error)

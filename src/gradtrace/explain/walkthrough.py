@@ -460,6 +460,10 @@ def _leaf_grad(step: WalkStep) -> LeafGrad:
             chain += f" = {step.parts_sum}"
         elif incoming is not None:
             chain += f" = {incoming.text}"
+    elif incoming is not None and incoming.values is None and step.grad_before is None and step.grad_after:
+        # too large to list: the figures recorded for the new .grad, not a bare "shape (8, 3)"
+        chain = step.grad_after.text + (f" (shape {incoming.shape})" if step.grad_after.text != incoming.text
+                                         and incoming.shape else "")
     else:
         chain = incoming.text if incoming is not None else "None"
     if incoming is not None and chain == f"{incoming.text} = {incoming.text}":

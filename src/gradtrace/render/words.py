@@ -178,13 +178,26 @@ def _mutate(step: Step, e: Mutate) -> str:
                 "behind autograd's back (.data =, set_, NumPy or another alias), so saved copies of it are not "
                 "marked stale")
     how = f" by {clean(e.op)}" if e.op else ""
-    via = f" through view {e.via}" if e.via else ""
-    text = f"{e.tensor} changed in place{how}{via}: version {e.version_before} → {e.version_after}"
+    text = f"{e.tensor} changed in place{how}{_through(step, e)}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:
         text += f", grad_fn {e.grad_fn_before or 'None'} → {e.grad_fn_after or 'None'}"
     for node_id, saved in e.stale:
         text += f"; saved value {clean(saved)} of {node_ref(step, node_id)} is now stale"
     return text
+
+
+def _through(step: Step, e: Mutate) -> str:
+    """How the tensor the call was made on (``via``) relates to the one that changed along with it."""
+    if not e.via:
+        return ""
+    changed, called = step.tensors.get(e.tensor), step.tensors.get(e.via)
+    if changed is not None and changed.base == e.via:
+        return f" through its base {e.via}"
+    if called is not None and called.base == e.tensor:
+        return f" through its view {e.via}"
+    if changed is not None and called is not None and changed.base and changed.base == called.base:
+        return f" through {e.via}, another view of the same base"
+    return f" through {e.via}, which shares its memory"
 
 
 def _backward(step: Step, e: Backward) -> str:

@@ -73,7 +73,7 @@ _Names = dict[str, str]
 class _Source:
     """One scope's names (the module's, or one running function's), as last read."""
 
-    __slots__ = ("containers", "entries", "found", "keys", "lasti", "names", "parts", "values")
+    __slots__ = ("containers", "entries", "found", "keys", "lasti", "names", "parts", "slots", "values")
 
     def __init__(self) -> None:
         self.keys: list[Any] | None = None
@@ -87,6 +87,8 @@ class _Source:
         #: name -> (value as :func:`_hold` keeps it, its type, its entries) as last read: an unchanged value is not
         #: looked at again
         self.parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
+        #: each key's entries, in the order of ``keys`` (None: some key is not a plain string)
+        self.slots: list[list[tuple[str, Any, bool]]] | None = None
         #: what each container entry held when ``names`` was made (None: make ``names`` again)
         self.found: list[list[tuple[str, torch.Tensor]]] | None = None
 
@@ -541,9 +543,24 @@ class Tracer(RunDriver):
             if not same_keys or not src.values.same(values):
                 if same_keys and _only_plain_values_moved(keys, values, src):
                     return self._refresh(src, ns, prefix, False, None)  # the containers, if any
-                src.values = src.values.update(values) if same_keys else _Held(values)
-                src.keys = keys
-                entries = _entries(ns, prefix, src.parts)
+                slots = src.slots
+                if same_keys and slots is not None:  # only the values that moved are looked at
+                    src.values, moved = src.values.update(values)
+                    parts = src.parts
+                    for i in moved:
+                        name, value = safe.clean(keys[i]), values[i]
+                        part = _entries_of(name, value, prefix)
+                        slots[i] = part
+                        parts[name] = (_hold(value), type(value), part)
+                    entries = list(_chain(slots))
+                    self.work["names read"] += len(moved)
+                else:
+                    src.values = _Held(values)
+                    src.keys = keys
+                    slots = []
+                    entries = _entries(ns, prefix, src.parts, slots)
+                    self.work["names read"] += len(slots)
+                    src.slots = slots if len(slots) == len(keys) and all(type(k) is str for k in keys) else None
                 if not _same_pairs(entries, src.entries):
                     src.entries = entries
                     src.containers = any(c for _n, _v, c in entries)
@@ -821,12 +838,13 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 _INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
 
 
-def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]]
-             ) -> list[tuple[str, Any, bool]]:
+def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]],
+             slots: list[list[tuple[str, Any, bool]]]) -> list[tuple[str, Any, bool]]:
     """The names of a namespace that show tensors: ``(name, value, True for a container)``.
 
     ``parts`` keeps each name's entries as last read, by value: a value read before (the same object
-    of the same type) is not read again; it is brought up to date with the namespace."""
+    of the same type) is not read again; it is brought up to date with the namespace. ``slots`` gets
+    each name's entries, in the namespace's order."""
     # every read is defensive (see .safe): a learner's namespace may hold anything
     out: list[tuple[str, Any, bool]] = []
     now: dict[str, tuple[Any, type, list[tuple[str, Any, bool]]]] = {}
@@ -835,10 +853,12 @@ def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[
         if hit is not None and _is_held(hit[0], value) and hit[1] is type(value):
             now[name] = hit
             out += hit[2]
+            slots.append(hit[2])
             continue
         part = _entries_of(name, value, prefix)
         now[name] = (_hold(value), type(value), part)
         out += part
+        slots.append(part)
     parts.clear()
     parts.update(now)
     return out
@@ -947,9 +967,12 @@ class _Held:
             self.strong[self.pos[i]] = value
         return True
 
-    def update(self, values: list[Any]) -> _Held:
-        """This, holding ``values`` (the same number of values) in place of those held; or a new one."""
+    def update(self, values: list[Any]) -> tuple[_Held, list[int]]:
+        """This, holding ``values`` (the same number of values) in place of those held, or a new one; and
+        the places of the values that moved."""
         refs, strong, pos = self.refs, self.strong, self.pos
+        moved = []
+        whole = False
         for i, now in enumerate(values):
             ref = refs[i]
             if ref is None:
@@ -957,9 +980,9 @@ class _Held:
                     continue
             elif now is not None and ref() is now:
                 continue
-            if not self.put(i, now):
-                return _Held(values)
-        return self
+            moved.append(i)
+            whole = whole or not self.put(i, now)
+        return (_Held(values) if whole else self), moved
 
 
 _NONES = itertools.repeat(None)

@@ -7,7 +7,9 @@ Used by :func:`gradtrace.make_dot` and :func:`gradtrace.show`.
 passes, for a picture that folds most of it away: first every node's name, inputs
 and leaf (what folding looks at), then, on request, the saved values, attributes
 and output of the nodes the picture draws. A 100,000-node chain then costs one
-light pass plus the few nodes drawn.
+light pass plus the few nodes drawn: the first pass keeps names and inputs as lists
+(:class:`SketchNodes`, whose records are made when looked up), and folding reads
+those lists, not a record per node.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ class SketchNodes(Mapping[str, NodeInfo]):
                 raise KeyError(key)
             record = self._made[key] = self._outline.record(i)
         return record
+
+    @property
+    def made(self) -> int:
+        """How many records were made so far (looked up, or read in full): the work done per node."""
+        return len(self._made)
 
     def outline(self) -> tuple[list[str], list[str], list[str], list[tuple[str | None, ...]], set[str]]:
         """Every node's id, name, module and input nodes (``None``: an input that needs no gradient), in order,
