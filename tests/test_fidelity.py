@@ -26,10 +26,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "inplace_saves_its_target": "a node made by an in-place call that saved the tensor the call changes (a.mul_(a)) "
-                                "shows it alive (saved versions are read after the call: recorder/graph.py)",
-    "saved_value_unseen_write": "a saved value written without a version bump (.data, BatchNorm's running stats) "
-                                "keeps showing its old values (graph.py summaries are keyed by version)",
     "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
                              "statements: the in-place call is credited to the handler's first step, before the "
                              "kernel ran, and the step that ran it shows the old value",

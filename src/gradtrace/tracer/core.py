@@ -617,17 +617,26 @@ class Tracer(RunDriver):
         statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
         if self.recorder.in_backward:
             return
-        # called from the torch function mode, where the line hook still sees every call: our own
-        # calls would each go through it (on 3.12+ switching it costs more than it saves)
+        with torch._C.DisableTorchFunction():  # the learner's subclass or mode sees none of our reads
+            try:
+                fn = out.grad_fn
+            except RuntimeError:  # see graph.grad_fn_of
+                return
+            if fn is None or self.ids.node(fn) is not None:
+                return  # read already (a module's input, an output walked from another): nothing to guard
+        # called while the line hook still sees every call: our own calls would each go through it
+        # (on 3.12+ switching it costs more than it saves)
         hook = sys.gettrace() if sys.version_info < (3, 12) else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
-            self._read_new_node(out, module)
+            self._read_new_node(out, module, fn)
         except BaseException:
             self._put_back()
             raise
 
-    def _read_new_node(self, out: torch.Tensor, module: str) -> None:
+    def _read_new_node(self, out: torch.Tensor, module: str, fn: Any = None) -> None:
+        """Walk the new nodes behind ``out`` (``fn``: its grad_fn, when read), with gc, grad mode and the
+        line hook off, once for all the nodes the walk finds."""
         packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
         collecting, grad_mode, hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
         with quiet():
@@ -636,7 +645,7 @@ class Tracer(RunDriver):
                     sys.settrace(None)
                 gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
                 torch._C._set_grad_enabled(False)
-                self.book.walk(grad_fn_of(out), output=out, module=module, packed=packed)
+                self.book.walk(grad_fn_of(out) if fn is None else fn, output=out, module=module, packed=packed)
             finally:
                 torch._C._set_grad_enabled(grad_mode)
                 if collecting:
@@ -676,8 +685,8 @@ class Tracer(RunDriver):
                 fn = grad_fn_of(root)
                 if fn is not None:
                     self.book.walk(fn, output=root)
-                    if not call.retain_graph:
-                        freed += self.book.refresh_freed(fn)
+                    if not call.retain_graph:  # a watched call's hooks told which nodes ran: only those freed
+                        freed += self.book.refresh_freed(fn, {f.node for f in call.flow} if call.flow else None)
             found.append((call, freed))
         return found, roots
 
@@ -766,6 +775,8 @@ class Tracer(RunDriver):
         if self.recorder.backwards:
             self._take_back(error)
         book = self.book
+        if not book.stale:
+            return ()
         book.stale = {nid for nid in book.stale if any(s.state == STALE for s in book.nodes[nid].saved)}
         shown = sorted((nid for nid in book.stale if nid in nodes), key=_num)
         stale = [(nid, s) for nid in shown for s in nodes[nid].saved if s.state == STALE]

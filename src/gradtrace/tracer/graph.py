@@ -11,9 +11,9 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -25,40 +25,67 @@ from .summary import deferred, format_number, summarize
 _PREFIX = "torch::autograd::"
 #: what a saved value packed by a learner's hook shows (reading it would run the unpack hook)
 PACKED = "packed by a hook"
-# weak keys: a custom Function's node class holds the learner's namespace (through its
-# methods' globals); a strong cache would keep every traced cell's tensors alive
-_FIELDS: weakref.WeakKeyDictionary[type, tuple[tuple[str, ...], tuple[str, ...]]] = weakref.WeakKeyDictionary()
-_NAMES: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
-#: node class -> True for a custom ``autograd.Function``'s (its saved values are ``saved_tensors``)
-_CUSTOM: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 MAX_ATTR_CHARS = 80
 
 
-def node_name(node: Any) -> str:
-    """``PowBackward0``, ``AccumulateGrad``, ``CopySlices``, ``MyFnBackward`` (read once per node class)."""
-    cls = type(node)
-    name = _NAMES.get(cls)
-    if name is None:
+class Kind:
+    """What never changes for one node class, read once: its name and the fields it saves.
+
+    ``tensors``: the saved tensor slots (``_raw_saved_<name>``), ``attrs``: the other saved values;
+    ``custom``: a custom ``autograd.Function``'s node (its saved values are ``saved_tensors``).
+    """
+
+    __slots__ = ("__weakref__", "accumulate", "attr_getters", "attrs", "custom", "name", "raw_getters", "tensors")
+
+    def __init__(self, node: Any) -> None:
+        cls = type(node)
         try:
             name = str(node.name())
         except Exception:
             name = cls.__name__
-        name = name[len(_PREFIX):] if name.startswith(_PREFIX) else name
-        _NAMES[cls] = name
-    return name
+        self.name = name[len(_PREFIX):] if name.startswith(_PREFIX) else name
+        self.accumulate = cls.__name__ == "AccumulateGrad"
+        self.custom = hasattr(node, "_forward_cls")
+        names = dir(node)
+        raw = {n[len("_raw_saved_"):] for n in names if n.startswith("_raw_saved_")}
+        saved = [n[len("_saved_"):] for n in names if n.startswith("_saved_")]
+        self.tensors = tuple(s for s in saved if s in raw)
+        self.attrs = tuple(s for s in saved if s not in raw)
+        self.raw_getters = tuple((n, "_raw_saved_" + n) for n in self.tensors)
+        self.attr_getters = tuple((n, "_saved_" + n) for n in self.attrs)
+
+
+#: built-in node classes (they live as long as torch) -> their kind
+_KINDS: dict[type, Kind] = {}
+# weak keys: a custom Function's node class holds the learner's namespace (through its
+# methods' globals); a strong cache would keep every traced cell's tensors alive
+_CUSTOM_KINDS: weakref.WeakKeyDictionary[type, Kind] = weakref.WeakKeyDictionary()
+
+
+def kind_of(node: Any) -> Kind:
+    """The :class:`Kind` of ``node``'s class (read once per class)."""
+    cls = type(node)
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _CUSTOM_KINDS.get(cls)
+        if kind is None:
+            kind = Kind(node)
+            if cls.__module__ == "builtins":
+                _KINDS[cls] = kind
+            else:
+                _CUSTOM_KINDS[cls] = kind
+    return kind
+
+
+def node_name(node: Any) -> str:
+    """``PowBackward0``, ``AccumulateGrad``, ``CopySlices``, ``MyFnBackward`` (read once per node class)."""
+    return kind_of(node).name
 
 
 def saved_fields(node: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Names of the tensors and of the other values a node class saves."""
-    cls = type(node)
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        names = dir(node)
-        raw = {n[len("_raw_saved_"):] for n in names if n.startswith("_raw_saved_")}
-        saved = [n[len("_saved_"):] for n in names if n.startswith("_saved_")]
-        fields = (tuple(s for s in saved if s in raw), tuple(s for s in saved if s not in raw))
-        _FIELDS[cls] = fields
-    return fields
+    kind = kind_of(node)
+    return kind.tensors, kind.attrs
 
 
 def attr_text(value: Any) -> str:
@@ -72,25 +99,47 @@ def attr_text(value: Any) -> str:
     return text if len(text) <= MAX_ATTR_CHARS else text[: MAX_ATTR_CHARS - 1] + "…"
 
 
-def read_attrs(node: Any, names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+#: the text of saved ints and tuples of ints (sizes, strides, dims: the same few values again and again)
+_INT_TEXTS: dict[Any, str] = {}
+_MAX_INT_TEXTS = 4096
+
+
+def _attr_text(value: Any) -> str:
+    t = type(value)
+    if t is int or (t is tuple and all(type(v) is int for v in value)):  # not bool: True == 1, its text differs
+        text = _INT_TEXTS.get(value)
+        if text is None:
+            if len(_INT_TEXTS) >= _MAX_INT_TEXTS:
+                _INT_TEXTS.clear()
+            text = _INT_TEXTS[value] = attr_text(value)
+        return text
+    return attr_text(value)
+
+
+def read_attrs(node: Any, names: Iterable[str] | None = None) -> tuple[tuple[str, str], ...]:
+    """``(name, text)`` of each saved non-tensor value (``names``: those of these; all when None)."""
+    getters = kind_of(node).attr_getters if names is None else tuple((n, "_saved_" + n) for n in names)
     out = []
-    for name in names:
+    for name, getter in getters:
         try:
-            value = getattr(node, "_saved_" + name)
+            value = getattr(node, getter)
         except Exception:
             continue
         if isinstance(value, torch.Tensor):
             continue
-        out.append((name, attr_text(value)))
+        out.append((name, _attr_text(value)))
     return tuple(out)
 
 
-def read_saved(node: Any, names: Iterable[str]) -> list[tuple[str, torch.Tensor | None]]:
-    """``(name, tensor or None)`` for each saved tensor; None once freed."""
+def read_saved(node: Any, names: Iterable[str] | None = None) -> list[tuple[str, torch.Tensor | None]]:
+    """``(name, tensor or None)`` for each saved tensor (of ``names``; all when None); None once freed.
+
+    Read from the raw slots (``_raw_saved_*``): no unpacking, so no version check and no hook runs."""
+    getters = kind_of(node).raw_getters if names is None else tuple((n, "_raw_saved_" + n) for n in names)
     out: list[tuple[str, torch.Tensor | None]] = []
-    for name in names:
+    for name, getter in getters:
         try:
-            raw = getattr(node, "_raw_saved_" + name)
+            raw = getattr(node, getter)
         except Exception:
             continue
         if isinstance(raw, (list, tuple)):
@@ -111,11 +160,7 @@ def _data(raw: Any) -> torch.Tensor | None:
 
 def custom_saved(node: Any) -> list[tuple[str, torch.Tensor | None]] | None:
     """Saved tensors of a custom ``autograd.Function`` node; None once freed."""
-    cls = type(node)
-    custom = _CUSTOM.get(cls)
-    if custom is None:
-        custom = _CUSTOM[cls] = hasattr(node, "_forward_cls")
-    if not custom:
+    if not kind_of(node).custom:
         return []
     try:
         return [(f"saved_tensors[{i}]", t) for i, t in enumerate(node.saved_tensors)]
@@ -281,12 +326,17 @@ class GraphBook:
         self.changed: set[str] = set()
         #: nodes that may hold a stale saved value
         self.stale: set[str] = set()
-        #: nodes with an alive saved value that no tensor id follows (an object's attribute, a temporary
-        #: view), by the storage that value lives in: :meth:`mark_versions` never reaches them,
-        #: :meth:`check_untracked` reads their versions when their storage is written
+        #: nodes with an alive saved value, by the storage that value lives in. A write there may change
+        #: it unseen: a value no tensor id follows (an object's attribute, a temporary view) goes stale
+        #: without :meth:`mark_versions` hearing of it, and a write that bumps no version (``.data``, a
+        #: norm's running statistics) changes the numbers of any: :meth:`check_untracked` reads them again
         self.untracked: dict[int | None, set[str]] = {}
-        #: how much work was done: nodes read, summaries made
-        self.work: dict[str, int] = {"nodes": 0, "summaries": 0}
+        #: node id -> the storages it is filed under in :attr:`untracked`
+        self._filed: dict[str, set[int | None]] = {}
+        #: nodes with an alive saved value that no tensor id follows
+        self._no_id: set[str] = set()
+        #: how much work was done: nodes read, summaries made, nodes visited to re-read saved values
+        self.work: dict[str, int] = {"nodes": 0, "summaries": 0, "rechecked": 0, "untracked": 0}
         #: summaries made only when read (a one-off picture: most values are never drawn)
         self.lazy = False
         #: the module new nodes belong to when a walk is not told (the innermost module running while
@@ -327,7 +377,7 @@ class GraphBook:
         return value
 
     def _summarize(self, t: torch.Tensor) -> Summary:
-        self._count()
+        self.work["summaries"] += 1
         return summarize(t)
 
     def _count(self) -> None:
@@ -348,6 +398,10 @@ class GraphBook:
     ) -> list[str]:
         """Record every node reachable from ``root`` not seen before; new ids in creation order.
 
+        ``output``: the tensor whose ``grad_fn`` ``root`` is. When it is a view, its base's ``grad_fn``
+        (a ``CopySlices`` once the view was written in place) is the base's: told so here, whatever
+        the order the two tensors are read in.
+
         ``module``: the path of the module the new nodes were made in; :attr:`module` when not given.
 
         ``packed``: the new nodes were made while ``saved_tensors_hooks`` (or a checkpoint)
@@ -357,23 +411,33 @@ class GraphBook:
         if root is None:
             return []
         ids = self.ids
-        if ids.node(root) is not None:
-            return []  # seen before, and so is everything it reaches
+        nid = ids.node(root)
+        if nid is not None:  # seen before, and so is everything it reaches
+            if output is not None and output.output_nr == 0:  # walked from another tensor, or before
+                self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
+            return []
         new: list[tuple[str, Any, Any]] = []
+        stamp_node = ids.stamp_node
+        root_id = None
         for node, nexts in creation_order(unseen(ids, root)):
-            nid, is_new = ids.stamp_node(node)
+            nid, is_new = stamp_node(node)
             if is_new:
                 new.append((nid, node, nexts))
-        root_id = ids.node(root)
+            if node is root:
+                root_id = nid
+        base, base_id = None, None
+        if output is not None and len(new) > 1:
+            base, base_id = _base_node(ids, output)
         if module is None:
             module = self.module
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)
+        nodes, changed, info = self.nodes, self.changed, self._info
         for nid, node, nexts in reversed(new):
-            info = self._info(nid, node, output if nid == root_id else None, nexts, module)
-            self.nodes[nid] = info
-            self.changed.add(nid)
+            out = output if nid == root_id else base if nid == base_id else None
+            nodes[nid] = info(nid, node, out, nexts, module)
+            changed.add(nid)
         return sorted((nid for nid, _, _ in new), key=_order)
 
     def _info(
@@ -387,53 +451,88 @@ class GraphBook:
         if inputs is None:
             if nexts is None:
                 nexts = node.next_functions
-            inputs = tuple(None if nxt is None else Edge(ids.stamp_node(nxt)[0], int(nr)) for nxt, nr in nexts)
-        name = node_name(node)
-        if name == "AccumulateGrad":
-            leaf = ids.stamp(node.variable)[0]
-            return NodeInfo(id=nid, name=name, inputs=inputs, variable=leaf, module=module)
-        tensor_fields, attr_fields = saved_fields(node)
-        attrs = read_attrs(node, attr_fields)
+            stamp_node = ids.stamp_node
+            inputs = tuple([None if nxt is None else Edge(stamp_node(nxt)[0], nr) for nxt, nr in nexts])
+        kind = kind_of(node)
+        name = kind.name
+        if kind.accumulate:
+            return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=(), saved=(),
+                           variable=ids.stamp(node.variable)[0], output=None, value=None, module=module)
+        attrs = read_attrs(node) if kind.attr_getters else ()
         if nid in self.packed:
-            return NodeInfo(
-                id=nid, name=name, inputs=inputs, attrs=attrs,
-                saved=tuple(SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in tensor_fields),
-                output=None if out is None else ids.tensor(out),
-                value=None if out is None else self.summary(ids.tensor(out), out), module=module,
-            )
-        pairs = read_saved(node, tensor_fields)
-        pairs += custom_saved(node) or []
-        saved = tuple(self._saved(nid, sname, data, out, known) for sname, data in pairs)
-        saved = tuple(_freed_if_gone(node, s) for s in saved)
-        # a slot PyTorch never filled (``x * 2`` saves no ``self``) is not a saved value
-        saved = tuple(s for s in saved if s.saved_version is not None or s.state == FREED)
-        return NodeInfo(
-            id=nid,
-            name=name,
-            inputs=inputs,
-            attrs=attrs,
-            saved=saved,
-            output=None if out is None else ids.tensor(out),
-            value=None if out is None else self.summary(ids.tensor(out), out),
-            module=module,
-        )
+            saved: tuple[SavedValue, ...] = tuple(
+                SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
+        else:
+            found: list[SavedValue] = []
+            for sname, data in read_saved(node) if kind.raw_getters else ():
+                if data is not None:
+                    found.append(self._saved(nid, sname, data, out, known, node))
+                elif _freed_slot(node, sname):  # a slot read as empty that raises: a backward freed it
+                    found.append(_record(SavedValue, name=sname, tensor=None, value=None, state=FREED,
+                                         saved_version=None, version=None))
+                # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
+            if kind.custom:
+                for sname, data in custom_saved(node) or ():
+                    if data is not None:
+                        found.append(self._saved(nid, sname, data, out, known, node))
+            saved = tuple(found)
+        if out is None:
+            output, value = None, None
+        else:
+            output = ids.tensor(out)
+            value = self.summary(output, out)
+        return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
+                       output=output, value=value, module=module)
 
-    def _saved(self, nid: str, name: str, data: torch.Tensor | None, out: Any, known: int | None = None) -> SavedValue:
-        if data is None:
-            return SavedValue(name=name, tensor=None, value=Summary(text="None"))
-        tid = self.ids.tensor(data)
+    def _saved(self, nid: str, name: str, data: torch.Tensor, out: Any, known: int | None = None,
+               node: Any = None) -> SavedValue:
+        ids = self.ids
+        tid = ids.tensor(data)
         if tid is not None and known is not None and _order(tid) > known:
             tid = None
+        alias = False  # ``data`` shows the very values of ``out`` (a node's saved result)
         if tid is None and out is not None and _same_storage(data, out):
-            tid = self.ids.stamp(out)[0]
+            tid = ids.stamp(out)[0]
+            alias = True
         version = version_of(data)
+        saved_version = version
+        if version and node is not None and out is not None and "[" not in name and not name.startswith("result") \
+                and (alias or data is out):
+            # the node of an in-place call that saved its own target before changing it (``a.mul_(a)``):
+            # read after the call, the target is already at its new version; PyTorch says when it saved it
+            saved_version = _saved_version(node, name, version)
+        storage = storage_of(data)
         if tid is not None:
             self.saved_by.setdefault(tid, []).append((nid, name))
         elif not name.startswith("saved_tensors["):
-            self.untracked.setdefault(storage_of(data), set()).add(nid)
-        same = tid is not None and data is self.ids.obj(tid)
-        value = self.summary(tid if same else None, data, version)
-        return SavedValue(name=name, tensor=tid, value=value, saved_version=version, version=version)
+            self._no_id.add(nid)
+        self._file(nid, storage)
+        if tid is None:
+            value = self.summary(None, data, version)
+        elif data is ids.obj(tid):
+            value = self.summary(tid, data, version)
+        elif alias and version == version_of(out) and _same_strides(data, out):
+            value = self.summary(tid, out, version)  # the same numbers, read once for both
+        else:
+            value = self.summary(None, data, version)
+        if saved_version != version:
+            self.stale.add(nid)
+            return _record(SavedValue, name=name, tensor=tid, value=value, state=STALE,
+                           saved_version=saved_version, version=version)
+        return _record(SavedValue, name=name, tensor=tid, value=value, state=ALIVE,
+                       saved_version=version, version=version)
+
+    def _file(self, nid: str, storage: int | None) -> None:
+        filed = self._filed.get(nid)
+        if filed is None:
+            filed = self._filed[nid] = set()
+        if storage not in filed:
+            filed.add(storage)
+            held = self.untracked.get(storage)
+            if held is None:
+                self.untracked[storage] = {nid}
+            else:
+                held.add(nid)
 
     def link_output(self, nid: str, out: torch.Tensor) -> None:
         """Note that ``out`` is the forward output of node ``nid``."""
@@ -445,31 +544,47 @@ class GraphBook:
             self.nodes[nid] = _with(info, output=tid, value=info.value or self.summary(tid, out))
             self.changed.add(nid)
 
-    def refresh_freed(self, root: Any) -> list[tuple[str, str]]:
-        """Re-read saved values of every node under ``root``; the newly freed ones."""
+    def refresh_freed(self, root: Any, ran: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """Re-read saved values of the nodes under ``root`` a backward freed; the newly freed ones.
+
+        Only nodes filed with a saved value not yet freed are read. ``ran``: the ids of the nodes the
+        backward ran, when its hooks told them: the walk ends once all of those were met.
+        """
         freed: list[tuple[str, str]] = []
+        filed, packed, nodes, work = self._filed, self.packed, self.nodes, self.work
+        left = -1  # -1: walk everything under root
+        if ran is not None:
+            left = len({nid for nid in ran if nid in filed and nid not in packed})
+        if not filed or not left:
+            return freed
+        node_id = self.ids.node
         stack, seen = [root], set()
         while stack:
             node = stack.pop()
-            nid = self.ids.node(node)
+            nid = node_id(node)
             if nid is None or nid in seen:
                 continue
             seen.add(nid)
-            info = self.nodes.get(nid)
-            if info is not None and info.saved and nid not in self.packed:
-                now = self._recheck(node, info, freed)
-                if now is not info:
-                    self.nodes[nid] = now
-                    self.changed.add(nid)
-            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+            work["rechecked"] += 1
+            if nid in filed and nid not in packed:
+                info = nodes.get(nid)
+                if info is not None and info.saved:
+                    now = self._recheck(node, info, freed)
+                    if now is not info:
+                        nodes[nid] = now
+                        self.changed.add(nid)
+                        if not any(s.state == ALIVE for s in now.saved):
+                            self._settled(nid)  # nothing alive left to change
+                if ran is not None and nid in ran:
+                    left -= 1
+                    if not left:
+                        break
+            stack += [nxt for nxt, _ in node.next_functions if nxt is not None]
         return sorted(freed, key=lambda p: (_order(p[0]), p[1]))
 
     def _recheck(self, node: Any, info: NodeInfo, freed: list[tuple[str, str]]) -> NodeInfo:
-        tensor_fields, _ = saved_fields(node)
-        pairs = read_saved(node, tensor_fields)
-        custom = custom_saved(node)
-        now = dict(pairs)
-        if custom is None:
+        now = dict(read_saved(node))
+        if kind_of(node).custom and custom_saved(node) is None:
             now.update({s.name: None for s in info.saved if s.name.startswith("saved_tensors[")})
         freed_now = False
         saved = []
@@ -505,20 +620,25 @@ class GraphBook:
         return stale
 
     def check_untracked(self, roots: Iterable[Any], written: Iterable[int | None]) -> list[tuple[str, str]]:
-        """Saved values with no tensor id that went stale: read under the grad_fns ``roots``.
+        """Saved values a write changed unseen, read again under the grad_fns ``roots``; the newly stale.
 
         ``written``: the storages the statement wrote in place. Only the nodes of :attr:`untracked`
-        that saved a value in one of them are read, through their raw saved slots (``_raw_saved_*``:
-        no unpacking, so no version check raises and no learner hook runs); the walk ends once all
-        of them were met.
+        filed under one of them are read, through their raw saved slots (``_raw_saved_*``: no
+        unpacking, so no version check raises and no learner hook runs); the walk ends once all
+        of them were met. A value no tensor id follows goes stale when its version moved; a value
+        in a storage of :attr:`dirty` (written, maybe without a version bump) is summarised again.
         """
         stale: list[tuple[str, str]] = []
+        dirty = self.dirty
         want: set[str] = set()
+        untracked, no_id = self.untracked, self._no_id
         for storage in set(written):
-            want |= self.untracked.get(storage, set())
+            held = untracked.get(storage)
+            if held:
+                want |= held if storage in dirty else held & no_id
         if not want:
             return stale
-        ids = self.ids
+        ids, work = self.ids, self.work
         stack, seen, left = [r for r in roots if r is not None], set(), len(want)
         while stack and left:
             node = stack.pop()
@@ -526,7 +646,8 @@ class GraphBook:
             if nid is None or nid in seen:
                 continue
             seen.add(nid)
-            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+            work["untracked"] += 1
+            stack += [nxt for nxt, _ in node.next_functions if nxt is not None]
             if nid not in want:
                 continue
             left -= 1
@@ -534,50 +655,86 @@ class GraphBook:
             if info is None or nid in self.packed:
                 self._settled(nid)
                 continue
-            now = dict(read_saved(node, [s.name.split("[", 1)[0] for s in info.saved if s.tensor is None]))
+            now = dict(read_saved(node))
             saved = []
-            changed = waiting = False
+            changed = False
             for s in info.saved:
-                data = now.get(s.name) if s.tensor is None and s.state == ALIVE else None
+                data = now.get(s.name) if s.state == ALIVE else None
                 if data is not None and s.saved_version is not None:
                     version = version_of(data)
-                    if version != s.saved_version:
+                    if s.tensor is None and version != s.saved_version:
                         s = _with(s, state=STALE, version=version)
                         stale.append((nid, s.name))
                         changed = True
-                    else:
-                        waiting = True
+                        self.stale.add(nid)
+                    elif version == s.saved_version and storage_of(data) in dirty:
+                        value = self.summary(None, data, version)  # written behind the version counter?
+                        if value != s.value:
+                            s = _with(s, value=value)
+                            changed = True
                 saved.append(s)
             if changed:
                 self.nodes[nid] = _with(info, saved=tuple(saved))
                 self.changed.add(nid)
-                self.stale.add(nid)
-            if not waiting:
-                self._settled(nid)  # nothing left alive to go stale
+            if not any(s.state == ALIVE for s in saved):
+                self._settled(nid)  # nothing left alive to change
         return stale
 
     def _settled(self, nid: str) -> None:
-        for storage, nids in list(self.untracked.items()):
-            nids.discard(nid)
-            if not nids:
-                del self.untracked[storage]
+        """Node ``nid`` has no saved value left that a write could change: no longer filed."""
+        self._no_id.discard(nid)
+        for storage in self._filed.pop(nid, ()):
+            held = self.untracked.get(storage)
+            if held is not None:
+                held.discard(nid)
+                if not held:
+                    del self.untracked[storage]
 
 
-def _freed_if_gone(node: Any, saved: SavedValue) -> SavedValue:
-    """A saved slot read as empty is ``freed`` when reading it raises (a backward freed it).
+def _base_node(ids: Ids, t: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:
+    """``t``'s base (when ``t`` is a view and its base has an id) and the id of the base's ``grad_fn``."""
+    try:
+        base = t._base
+        if base is None or ids.tensor(base) is None:
+            return None, None
+        fn = grad_fn_of(base)
+        return (base, ids.node(fn)) if fn is not None else (None, None)
+    except Exception:
+        return None, None
+
+
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+
+
+def _saved_version(node: Any, name: str, version: int) -> int:
+    """The version saved value ``name`` of ``node`` was saved at, now that its tensor is at ``version``.
+
+    Unpacks it (the nodes asked about have no hooks: nothing of the learner's runs): PyTorch
+    checks the version it saved and names it when it differs."""
+    try:
+        getattr(node, "_saved_" + name)
+    except RuntimeError as exc:
+        said = _VERSIONS.search(str(exc))
+        if said is not None and int(said.group(1)) == version:
+            return int(said.group(2))
+    except Exception:
+        pass
+    return version
+
+
+def _freed_slot(node: Any, name: str) -> bool:
+    """A saved slot read as empty is freed when reading it raises (a backward freed it).
 
     An empty slot that reads as ``None`` was never filled (e.g. ``x * 2`` saves no ``self``).
     Matters for nodes first seen after ``backward()``, as in ``snapshot`` of a used graph.
     """
-    if saved.tensor is not None or saved.saved_version is not None or saved.name.startswith("saved_tensors["):
-        return saved
     try:
-        getattr(node, "_saved_" + saved.name.split("[", 1)[0])
+        getattr(node, "_saved_" + name.split("[", 1)[0])
     except RuntimeError:
-        return replace(saved, state=FREED, value=None)  # freed before the tracer saw it: no value to show
+        return True
     except Exception:
-        return saved
-    return saved
+        return False
+    return False
 
 
 _new = object.__new__
@@ -598,6 +755,21 @@ def _same_storage(a: torch.Tensor, b: Any) -> bool:
         return bool(a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype)
     except Exception:
         return False
+
+
+def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return bool(a.stride() == b.stride())
+    except Exception:  # layouts without strides
+        return False
+
+
+def _record(cls: type, **fields: Any) -> Any:
+    """``cls(**fields)`` for the frozen records here, given every field (no ``__post_init__``), without
+    setting them one by one through the frozen ``__setattr__``."""
+    out: Any = _new(cls)
+    out.__dict__.update(fields)
+    return out
 
 
 def _order(nid: str) -> int:

@@ -66,16 +66,16 @@ class Ids:
 
     # -- nodes -----------------------------------------------------------
     def node(self, node: Any) -> str | None:
-        if _is_accumulate(node):
+        if type(node).__name__ == "AccumulateGrad":
             leaf = self.tensor(node.variable)
             return None if leaf is None else self._acc.get(leaf)
         stamp = node.metadata.get(_KEY)
         if stamp is not None and stamp[0] == self.token:
-            return str(stamp[1])
+            return stamp[1]
         return None
 
     def stamp_node(self, node: Any) -> tuple[str, bool]:
-        if _is_accumulate(node):
+        if type(node).__name__ == "AccumulateGrad":
             leaf, _ = self.stamp(node.variable)
             nid = self._acc.get(leaf)
             if nid is not None:
@@ -86,7 +86,7 @@ class Ids:
         meta = node.metadata
         stamp = meta.get(_KEY)
         if stamp is not None and stamp[0] == self.token:
-            return str(stamp[1]), False
+            return stamp[1], False
         nid = self._new_node()
         meta[_KEY] = (self.token, nid)
         return nid, True
@@ -94,7 +94,3 @@ class Ids:
     def _new_node(self) -> str:
         self._nodes += 1
         return f"n{self._nodes}"
-
-
-def _is_accumulate(node: Any) -> bool:
-    return type(node).__name__ == "AccumulateGrad"

@@ -307,6 +307,8 @@ class Scene:
             if nid is None:
                 book.walk(fn, output=t)
                 nid = ids.node(fn)
+            elif t.output_nr == 0:  # walked before from another tensor (a view of it): ``t`` is its output
+                book.link_output(nid, t)
         leaf = is_leaf_of(t)
         retains = t.retains_grad
         grad = t.grad if (leaf or retains) else None  # a non-leaf's .grad warns when read

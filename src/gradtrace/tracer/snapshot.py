@@ -184,6 +184,8 @@ class Sketch:
         self._known: list[tuple[int, int]] = []
         self._outline = _Outline()
         self._made: dict[str, NodeInfo] = {}  # the accumulators' and the outputs' records
+        #: node id -> the tensor found to be its output after the node was met (as ``GraphBook.walk`` finds it)
+        self._linked: dict[str, torch.Tensor] = {}
         bindings: dict[str, str] = {}
         with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
             leaves: list[str] = []
@@ -210,6 +212,14 @@ class Sketch:
         if root is None:
             return []
         by, ids, kinds = self._by, self.ids, self._kinds
+        met = by.get(root)
+        if met:  # walked before: ``out`` is its output (its output 0), as GraphBook.walk and the scene tell it
+            record = self._made.get(met) or self._outline.record(int(met[1:]) - 1)
+            tid = None if out is None else ids.tensor(out)
+            if record.output is None and tid is not None and out is not None and out.output_nr == 0:
+                self._made[met] = replace(record, output=tid)
+                self._linked[met] = out
+            return []
         found: list[tuple[Any, Any]] = []
         stack: list[tuple[Any, int]] = [(root, 0)]
         pop, push, meet = stack.pop, stack.extend, found.append
@@ -312,8 +322,12 @@ class Sketch:
             for nid in todo:
                 number = int(nid[1:])
                 known = next(k for first, k in reversed(self._known) if first <= number)
-                read[nid] = self.book._info(nid, self._order[number - 1], self._outs.get(nid), known=known,
-                                            inputs=nodes[nid].inputs)
+                read[nid] = record = self.book._info(nid, self._order[number - 1], self._outs.get(nid), known=known,
+                                                     inputs=nodes[nid].inputs)
+                linked = self._linked.get(nid)
+                if linked is not None and record.output is None:
+                    tid = self.ids.tensor(linked)
+                    read[nid] = replace(record, output=tid, value=record.value or self.book.summary(tid, linked))
                 self._read.add(nid)
         self.work["nodes"] += len(todo)
         self.step = Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=self.step.bindings,

@@ -45,25 +45,16 @@ def summarize(t: torch.Tensor) -> Summary:
 
 
 def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
-    device = t.device.type
-    if device == "meta":
+    if capture and t.is_cpu and t.layout is _STRIDED:
+        dtype = t.dtype
+        if dtype in _CAPTURED:
+            n = t.numel()
+            if n <= CAPTURE_MAX:
+                captured = _capture(t, dtype, n)
+                if captured is not None:
+                    return captured
+    if t.device.type == "meta":
         return Summary(text="<meta: no values>")
-    dtype = t.dtype
-    if capture and t.layout is _STRIDED and device == "cpu" and dtype in _CAPTURED:
-        n = t.numel()
-        if n <= CAPTURE_MAX:
-            try:  # a copy of the bytes (NumPy would mark the learner's storage as not resizable)
-                c = t.detach() if t.requires_grad and torch.is_grad_enabled() else t  # no graph for the copy
-                if c.is_conj():
-                    c = c.resolve_conj()
-                if c.is_neg():
-                    c = c.resolve_neg()
-                c = c.contiguous()
-                raw = _string_at(c.data_ptr(), n * c.element_size()) if n else b""
-            except Exception:
-                pass
-            else:
-                return Captured(raw, dtype, tuple(t.shape))
     d = t.detach()
     if d.layout != torch.strided:
         if d.numel() > MAX_ELEMENTS:
@@ -75,6 +66,35 @@ def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
     if stats is None:
         return Summary(text=f"<{d.numel()} values>")
     return LazySummary(None, stats, d.dtype)
+
+
+def _capture(t: torch.Tensor, dtype: torch.dtype, n: int) -> Captured | None:
+    """A copy of the bytes of a small CPU tensor (None when they cannot be read).
+
+    No tensor is made for a contiguous one, nor for a view whose memory spans few more elements
+    than it has (a transposed weight, an expanded row): those bytes are copied with the strides."""
+    try:
+        shape = tuple(t.shape)
+        if not n:
+            return Captured(b"", dtype, shape)
+        size = t.element_size()
+        if not (t.is_conj() or t.is_neg()):
+            if t.is_contiguous():
+                return Captured(_string_at(t.data_ptr(), n * size), dtype, shape)
+            strides = t.stride()
+            span = 1 + sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
+            if span <= CAPTURE_MAX:
+                return Captured(_string_at(t.data_ptr(), span * size), dtype, shape, tuple(strides))
+        # a copy (NumPy would mark the learner's storage as not resizable), made outside any graph
+        c = t.detach() if t.requires_grad and torch.is_grad_enabled() else t
+        if c.is_conj():
+            c = c.resolve_conj()
+        if c.is_neg():
+            c = c.resolve_neg()
+        c = c.contiguous()
+        return Captured(_string_at(c.data_ptr(), n * size), dtype, shape)
+    except Exception:
+        return None
 
 
 def _stats_text(stats: tuple[float, float, float], dtype: torch.dtype) -> str:
@@ -191,23 +211,29 @@ class Captured(_OnDemand):
     no tensor) is read on first use of ``values``, ``stats`` or ``text``.
     """
 
-    def __init__(self, raw: bytes, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
-        object.__setattr__(self, "_raw", raw)
-        object.__setattr__(self, "_dtype", dtype)
-        object.__setattr__(self, "_shape", shape)
+    def __init__(self, raw: bytes, dtype: torch.dtype, shape: tuple[int, ...],
+                 strides: tuple[int, ...] | None = None) -> None:
+        d = self.__dict__
+        d["_raw"] = raw
+        d["_dtype"] = dtype
+        d["_shape"] = shape
+        d["_strides"] = strides  # None: the bytes are the values in order; else how a view reads them
 
     def _make(self) -> Summary:
         d = self.__dict__
         data = torch.frombuffer(bytearray(d["_raw"]), dtype=d["_dtype"]) if d["_raw"] else \
             torch.empty(0, dtype=d["_dtype"])
-        return _summarize(data.reshape(d["_shape"]), capture=False)
+        strides = d["_strides"]
+        data = data.reshape(d["_shape"]) if strides is None else data.as_strided(d["_shape"], strides)
+        return _summarize(data, capture=False)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if isinstance(other, Captured) and "_summary" not in self.__dict__ and "_summary" not in other.__dict__:
             mine, theirs = self.__dict__, other.__dict__
-            if (mine["_dtype"], mine["_shape"]) == (theirs["_dtype"], theirs["_shape"]) \
+            if (mine["_dtype"], mine["_shape"], mine["_strides"]) == (theirs["_dtype"], theirs["_shape"],
+                                                                      theirs["_strides"]) \
                     and mine["_raw"] == theirs["_raw"]:
                 return True  # the same bytes: the same numbers, shown the same
         return super().__eq__(other)
