@@ -870,13 +870,8 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -
     parts = src.parts
     moved = []
     held = src.values
-    refs, strong, pos = held.refs, held.strong, held.pos
     for i, (key, now) in enumerate(zip(keys, values, strict=True)):
-        ref = refs[i]
-        if ref is None:
-            if strong[pos[i]] is now:
-                continue
-        elif now is not None and ref() is now:
+        if held.holds(i, now):
             continue
         if type(key) is not str:
             return False
@@ -970,15 +965,10 @@ class _Held:
     def update(self, values: list[Any]) -> tuple[_Held, list[int]]:
         """This, holding ``values`` (the same number of values) in place of those held, or a new one; and
         the places of the values that moved."""
-        refs, strong, pos = self.refs, self.strong, self.pos
         moved = []
         whole = False
         for i, now in enumerate(values):
-            ref = refs[i]
-            if ref is None:
-                if strong[pos[i]] is now:
-                    continue
-            elif now is not None and ref() is now:
+            if self.holds(i, now):
                 continue
             moved.append(i)
             whole = whole or not self.put(i, now)
