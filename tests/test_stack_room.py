@@ -76,6 +76,21 @@ def test_a_deep_chain_raises_the_limit_before_it_is_freed() -> None:
     assert out == ["True", "True", "freed"]
 
 
+def test_a_deep_chain_walked_and_freed_by_the_program_after_recording_stopped() -> None:
+    """Past ``max_steps`` nothing is read, so no read can ask for room: the program builds a chain past
+    the room, walks its nodes itself (each gets a Python wrapper) and frees it, all unrecorded."""
+    out = _child("""
+        n = 20 * int(room)
+        src = (f"import torch\\nh = torch.ones(1, requires_grad=True)\\nfor _ in range({n}):\\n    h = h.sin()\\n"
+               "g = h.grad_fn\\nwhile g is not None and g.next_functions:\\n    g = g.next_functions[0][0]\\n"
+               "del h, g\\nfreed = True\\n")
+        ns = {}
+        gradtrace.trace_code(src, ns, max_steps=50)
+        print(ns["freed"], resource.getrlimit(resource.RLIMIT_STACK)[0] > 2 << 20)
+    """)
+    assert out == ["True", "True"]
+
+
 def test_a_deep_chain_read_and_freed_within_one_statement() -> None:
     """Module outputs read as each forward returns (a deep unrolled loop inside one call), the chain freed
     before the statement ends (``.item()``): the limit is raised by the reads themselves."""

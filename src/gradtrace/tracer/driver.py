@@ -528,6 +528,10 @@ class RunDriver:
         self.capped = True
         self._stop_recording()
         self.recorder.clear()
+        # The rest runs unread, so no read can ask for room any more: a graph it builds past what the
+        # limit can free (and walks, giving its nodes Python wrappers) would crash when freed.
+        if self.recorder.deep_at != float("inf"):
+            self.recorder.deepen()
 
     # ---------------------------------------------------- sys.monitoring
     def _take_tool(self) -> int | None:
