@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Iterable
+from itertools import compress, count, islice
+from operator import gt, itemgetter, not_
 from typing import Any
 
 import torch
@@ -131,6 +133,36 @@ def read_attrs(node: Any, names: Iterable[str] | None = None) -> tuple[tuple[str
     return tuple(out)
 
 
+#: (kind, saved values, their types) -> the attrs of a node that saved them (see :func:`_read_attrs`)
+_ATTRS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
+_MAX_ATTRS = 4096
+#: saved values whose text :func:`_read_attrs` may keep: equal values of one of these types read the same
+#: (for a float, but for 0.0 and -0.0; a tuple is kept when it holds ints only)
+_PLAIN = frozenset({int, bool, str, type(None), float, tuple})
+
+
+def _read_attrs(node: Any, kind: Kind) -> tuple[tuple[str, str], ...]:
+    """:func:`read_attrs` of ``node``: the text of the same values (a layer's sizes, strides, alpha, at every
+    call) is made once."""
+    try:
+        values = tuple([getattr(node, getter) for _, getter in kind.attr_getters])
+    except Exception:  # a value that cannot be read: read_attrs leaves that one out
+        return read_attrs(node)
+    types = tuple(map(type, values))
+    if not _PLAIN.issuperset(types):
+        return read_attrs(node)
+    for t, v in zip(types, values, strict=True):
+        if (t is float and v == 0.0) or (t is tuple and not all(type(x) is int for x in v)):
+            return read_attrs(node)
+    key = (kind, values, types)
+    attrs = _ATTRS.get(key)
+    if attrs is None:
+        if len(_ATTRS) >= _MAX_ATTRS:
+            _ATTRS.clear()
+        attrs = _ATTRS[key] = read_attrs(node)
+    return attrs
+
+
 def read_saved(node: Any, names: Iterable[str] | None = None) -> list[tuple[str, torch.Tensor | None]]:
     """``(name, tensor or None)`` for each saved tensor (of ``names``; all when None); None once freed.
 
@@ -220,14 +252,15 @@ def unseen(ids: Ids, root: Any) -> list[tuple[Any, Any]]:
     found: list[tuple[Any, Any]] = []
     met: set[int] = set()  # id() of the wrappers met; ``found`` keeps them alive meanwhile
     stack = [root]
+    node_id, pop, push, meet, keep = ids.node, stack.pop, stack.extend, met.add, found.append
     while stack:
-        node = stack.pop()
-        if id(node) in met or ids.node(node) is not None:
+        node = pop()
+        if id(node) in met or node_id(node) is not None:
             continue
-        met.add(id(node))
+        meet(id(node))
         nexts = node.next_functions
-        found.append((node, nexts))
-        stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+        keep((node, nexts))
+        push([nxt for nxt, _ in nexts if nxt is not None])
     return found
 
 
@@ -251,9 +284,8 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     A snapshot orders 100,000 nodes at once: the steps taken per node are bulk ones (no
     Python loop over the nodes), and a chain, met newest first, is just reversed.
     """
-    from itertools import compress
-    from operator import itemgetter, not_
-
+    if len(found) < 2:  # a call's one new node: nothing to order
+        return list(found)
     types = list(map(type, map(itemgetter(0), found)))
     acc_types = {cls for cls in set(types) if cls.__name__ == "AccumulateGrad"}
     if not acc_types:
@@ -266,9 +298,6 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 def _by_sequence_nr(plain: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``plain`` sorted by its nodes' sequence numbers (stable: nodes without one keep their order, last)."""
-    from itertools import islice
-    from operator import gt
-
     if len(plain) < 2:
         return plain
     try:
@@ -284,9 +313,6 @@ def _with_accumulators(plain: list[tuple[Any, ...]], accs: dict[int, tuple[Any, 
                        found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``plain`` (in creation order) with the accumulators ``accs`` (by id of their node) each after its first
     user, a user's accumulators last input first; the ones no node uses last, in the order found."""
-    from itertools import compress, count
-    from operator import itemgetter, not_
-
     # an accumulator has one input, so every edge to it is (accumulator, 0): the users are found in bulk
     wanted = {(f[0], 0) for f in accs.values()}
     out: list[tuple[Any, ...]] = []
@@ -342,6 +368,8 @@ class GraphBook:
         #: the module new nodes belong to when a walk is not told (the innermost module running while
         #: the tracer takes a step inside a forward: the statement's own calls were made in it)
         self.module = ""
+        #: (node id, output number) -> its :class:`Edge` (see :meth:`_edges`)
+        self._edges_made: dict[tuple[str, int], Edge] = {}
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -451,14 +479,13 @@ class GraphBook:
         if inputs is None:
             if nexts is None:
                 nexts = node.next_functions
-            stamp_node = ids.stamp_node
-            inputs = tuple([None if nxt is None else Edge(stamp_node(nxt)[0], nr) for nxt, nr in nexts])
+            inputs = self._edges(nexts)
         kind = kind_of(node)
         name = kind.name
         if kind.accumulate:
             return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=(), saved=(),
                            variable=ids.stamp(node.variable)[0], output=None, value=None, module=module)
-        attrs = read_attrs(node) if kind.attr_getters else ()
+        attrs = _read_attrs(node, kind) if kind.attr_getters else ()
         if nid in self.packed:
             saved: tuple[SavedValue, ...] = tuple(
                 SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
@@ -483,6 +510,22 @@ class GraphBook:
             value = self.summary(output, out)
         return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
                        output=output, value=value, module=module)
+
+    def _edges(self, nexts: Any) -> tuple[Edge | None, ...]:
+        """A node's input edges (``next_functions``), the nodes they lead to stamped. An edge is a plain
+        value: one record per (node, output) serves every node that has it as an input."""
+        stamp_node, made = self.ids.stamp_node, self._edges_made
+        edges: list[Edge | None] = []
+        for nxt, nr in nexts:
+            if nxt is None:
+                edges.append(None)
+                continue
+            key = (stamp_node(nxt)[0], nr)
+            edge = made.get(key)
+            if edge is None:
+                edge = made[key] = _record(Edge, node=key[0], output_nr=nr)
+            edges.append(edge)
+        return tuple(edges)
 
     def _saved(self, nid: str, name: str, data: torch.Tensor, out: Any, known: int | None = None,
                node: Any = None) -> SavedValue:
