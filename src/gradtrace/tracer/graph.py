@@ -444,11 +444,29 @@ class GraphBook:
             if output is not None and output.output_nr == 0:  # walked from another tensor, or before
                 self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
+        # unseen(ids, root), inline, keeping the id of every node met: the new nodes' input edges need them
+        found: list[tuple[Any, Any]] = []
+        met: dict[int, str | None] = {}  # id() of each wrapper met -> its node id; ``found`` keeps them alive
+        node_id = ids.node
+        stack = [root]
+        pop = stack.pop
+        while stack:
+            node = pop()
+            key = id(node)
+            if key in met:
+                continue
+            met[key] = nid = node_id(node)
+            if nid is not None:
+                continue
+            nexts = node.next_functions
+            found.append((node, nexts))
+            stack += [nxt for nxt, _ in nexts if nxt is not None]
         new: list[tuple[str, Any, Any]] = []
         stamp_node = ids.stamp_node
         root_id = None
-        for node, nexts in creation_order(unseen(ids, root)):
+        for node, nexts in creation_order(found) if len(found) > 1 else found:
             nid, is_new = stamp_node(node)
+            met[id(node)] = nid
             if is_new:
                 new.append((nid, node, nexts))
             if node is root:
@@ -461,12 +479,12 @@ class GraphBook:
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)
-        nodes, changed, info = self.nodes, self.changed, self._info
+        nodes, changed, info, edges = self.nodes, self.changed, self._info, self._edges
         for nid, node, nexts in reversed(new):
             out = output if nid == root_id else base if nid == base_id else None
-            nodes[nid] = info(nid, node, out, nexts, module)
+            nodes[nid] = info(nid, node, out, nexts, module, inputs=edges(nexts, met))
             changed.add(nid)
-        return sorted((nid for nid, _, _ in new), key=_order)
+        return [nid for nid, _, _ in new]  # stamped in this order: ascending
 
     def _info(
         self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = "",
@@ -491,17 +509,31 @@ class GraphBook:
                 SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
         else:
             found: list[SavedValue] = []
-            for sname, data in read_saved(node) if kind.raw_getters else ():
-                if data is not None:
-                    found.append(self._saved(nid, sname, data, out, known, node))
-                elif _freed_slot(node, sname):  # a slot read as empty that raises: a backward freed it
-                    found.append(_record(SavedValue, name=sname, tensor=None, value=None, state=FREED,
-                                         saved_version=None, version=None))
-                # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
+            saved_value = self._saved
+            for sname, getter in kind.raw_getters:  # read_saved, inline: a node has few slots, read often
+                try:
+                    raw = getattr(node, getter)
+                except Exception:
+                    continue
+                if isinstance(raw, (list, tuple)):
+                    items = [(f"{sname}[{i}]", _data(item)) for i, item in enumerate(raw)]
+                else:
+                    try:
+                        data = raw.data
+                    except Exception:
+                        data = None
+                    items = [(sname, data if isinstance(data, torch.Tensor) else None)]
+                for iname, data in items:
+                    if data is not None:
+                        found.append(saved_value(nid, iname, data, out, known, node))
+                    elif _freed_slot(node, iname):  # a slot read as empty that raises: a backward freed it
+                        found.append(_record(SavedValue, name=iname, tensor=None, value=None, state=FREED,
+                                             saved_version=None, version=None))
+                    # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
             if kind.custom:
                 for sname, data in custom_saved(node) or ():
                     if data is not None:
-                        found.append(self._saved(nid, sname, data, out, known, node))
+                        found.append(saved_value(nid, sname, data, out, known, node))
             saved = tuple(found)
         if out is None:
             output, value = None, None
@@ -511,16 +543,18 @@ class GraphBook:
         return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
                        output=output, value=value, module=module)
 
-    def _edges(self, nexts: Any) -> tuple[Edge | None, ...]:
-        """A node's input edges (``next_functions``), the nodes they lead to stamped. An edge is a plain
-        value: one record per (node, output) serves every node that has it as an input."""
+    def _edges(self, nexts: Any, met: dict[int, str | None] | None = None) -> tuple[Edge | None, ...]:
+        """A node's input edges (``next_functions``), the nodes they lead to stamped (``met``: id() of node
+        wrappers a walk met -> their ids). An edge is a plain value: one record per (node, output) serves
+        every node that has it as an input."""
         stamp_node, made = self.ids.stamp_node, self._edges_made
         edges: list[Edge | None] = []
         for nxt, nr in nexts:
             if nxt is None:
                 edges.append(None)
                 continue
-            key = (stamp_node(nxt)[0], nr)
+            nid = met.get(id(nxt)) if met is not None else None
+            key = (stamp_node(nxt)[0] if nid is None else nid, nr)
             edge = made.get(key)
             if edge is None:
                 edge = made[key] = _record(Edge, node=key[0], output_nr=nr)
@@ -530,26 +564,46 @@ class GraphBook:
     def _saved(self, nid: str, name: str, data: torch.Tensor, out: Any, known: int | None = None,
                node: Any = None) -> SavedValue:
         ids = self.ids
-        tid = ids.tensor(data)
+        entry = ids._by_addr.get(id(data))  # ids.tensor(data), inline (as version_of, storage_of, _file below)
+        tid = entry[1] if entry is not None and entry[0]() is data else None
         if tid is not None and known is not None and _order(tid) > known:
             tid = None
         alias = False  # ``data`` shows the very values of ``out`` (a node's saved result)
         if tid is None and out is not None and _same_storage(data, out):
             tid = ids.stamp(out)[0]
             alias = True
-        version = version_of(data)
+        try:
+            version = int(data._version)
+        except Exception:  # inference tensors have no version counter
+            version = 0
         saved_version = version
         if version and node is not None and out is not None and "[" not in name and not name.startswith("result") \
                 and (alias or data is out):
             # the node of an in-place call that saved its own target before changing it (``a.mul_(a)``):
             # read after the call, the target is already at its new version; PyTorch says when it saved it
             saved_version = _saved_version(node, name, version)
-        storage = storage_of(data)
+        try:
+            storage: int | None = int(data.untyped_storage().data_ptr())
+        except Exception:
+            storage = None
         if tid is not None:
-            self.saved_by.setdefault(tid, []).append((nid, name))
+            by = self.saved_by.get(tid)
+            if by is None:
+                self.saved_by[tid] = [(nid, name)]
+            else:
+                by.append((nid, name))
         elif not name.startswith("saved_tensors["):
             self._no_id.add(nid)
-        self._file(nid, storage)
+        filed = self._filed.get(nid)
+        if filed is None:
+            filed = self._filed[nid] = set()
+        if storage not in filed:
+            filed.add(storage)
+            held = self.untracked.get(storage)
+            if held is None:
+                self.untracked[storage] = {nid}
+            else:
+                held.add(nid)
         if tid is None:
             value = self.summary(None, data, version)
         elif data is ids.obj(tid):
