@@ -378,6 +378,19 @@ class GraphBook:
         alias) is caught through :attr:`dirty`: the storages the statement's
         in-place calls wrote to are read again.
         """
+        if tid is not None and not self.dirty and not self.lazy:  # the usual case first: read before, unchanged?
+            hit = self.summaries.get(tid)
+            if hit is not None:
+                try:
+                    now = int(t._version) if version is None else version
+                except Exception:  # inference tensors have no version counter
+                    now = 0
+                try:
+                    ptr: int | None = int(t.data_ptr())
+                except Exception:  # sparse and other layouts without one
+                    ptr = None
+                if hit[0] == (now, ptr):
+                    return hit[1]
         if self.lazy and tid is not None:  # a tensor with an id lives on; one without is a saved value unpacked
             return deferred(t, self._count)  # just now, gone once read: summarised at once
         if self.dirty and storage_of(t) in self.dirty:
@@ -442,7 +455,9 @@ class GraphBook:
         nid = ids.node(root)
         if nid is not None:  # seen before, and so is everything it reaches
             if output is not None and output.output_nr == 0:  # walked from another tensor, or before
-                self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
+                info = self.nodes.get(nid)
+                if info is not None and info.output is None:
+                    self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
         # unseen(ids, root), inline, keeping the id of every node met: the new nodes' input edges need them
         found: list[tuple[Any, Any]] = []
