@@ -455,8 +455,8 @@ class GraphBook:
         nid = ids.node(root)
         if nid is not None:  # seen before, and so is everything it reaches
             if output is not None and output.output_nr == 0:  # walked from another tensor, or before
-                info = self.nodes.get(nid)
-                if info is not None and info.output is None:
+                had = self.nodes.get(nid)
+                if had is not None and had.output is None:
                     self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
         # unseen(ids, root), inline, keeping the id of every node met: the new nodes' input edges need them
