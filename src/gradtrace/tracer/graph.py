@@ -695,18 +695,32 @@ class GraphBook:
         return sorted(freed, key=lambda p: (_order(p[0]), p[1]))
 
     def _recheck(self, node: Any, info: NodeInfo, freed: list[tuple[str, str]]) -> NodeInfo:
-        now = dict(read_saved(node))
-        if kind_of(node).custom and custom_saved(node) is None:
+        kind = kind_of(node)
+        now: dict[str, torch.Tensor | None] = {}
+        for sname, getter in kind.raw_getters:  # read_saved, inline (a backward frees every node it ran)
+            try:
+                raw = getattr(node, getter)
+            except Exception:
+                continue
+            if isinstance(raw, (list, tuple)):
+                for i, item in enumerate(raw):
+                    now[f"{sname}[{i}]"] = _data(item)
+            else:
+                try:
+                    data = raw.data
+                except Exception:
+                    data = None
+                now[sname] = data if isinstance(data, torch.Tensor) else None
+        if kind.custom and custom_saved(node) is None:
             now.update({s.name: None for s in info.saved if s.name.startswith("saved_tensors[")})
-        freed_now = False
-        saved = []
-        for s in info.saved:
-            if s.state != FREED and s.name in now and now[s.name] is None and s.saved_version is not None:
-                s = _with(s, state=FREED)
+        saved: list[SavedValue] | None = None
+        for i, s in enumerate(info.saved):
+            if s.state != FREED and s.saved_version is not None and s.name in now and now[s.name] is None:
+                if saved is None:
+                    saved = list(info.saved)
+                saved[i] = _with(s, state=FREED)
                 freed.append((info.id, s.name))
-                freed_now = True
-            saved.append(s)
-        return _with(info, saved=tuple(saved)) if freed_now else info
+        return info if saved is None else _with(info, saved=tuple(saved))
 
     def mark_versions(self, tid: str, version: int) -> list[tuple[str, str]]:
         """Tensor ``tid`` is now at ``version``: the saved values that became stale."""
