@@ -221,8 +221,11 @@ class Tracer(RunDriver):
             self.prev = step
             self._counts = (ids.tensor_count, len(book.nodes))
             return step
-        for scope in news:  # new names' graphs, in name order: node ids follow the order of the names
-            for tid in scope.values():
+        for i, scope in enumerate(news):  # new names' graphs, in name order: node ids follow the order of the names
+            was = olds[i] if i < len(olds) else {}  # (a tensor a name held before was walked then)
+            for name, tid in scope.items():
+                if was.get(name) == tid:
+                    continue
                 t = ids.obj(tid)
                 if t is not None:
                     book.walk(grad_fn_of(t), output=t)
