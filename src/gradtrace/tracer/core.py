@@ -40,7 +40,6 @@ from ..model import (
     Create,
     Error,
     Event,
-    Grad,
     NodeInfo,
     Prediction,
     Step,
@@ -52,7 +51,7 @@ from ..model import (
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
-from .events import binding_events, grad_changes, mutate_events
+from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, storage_of, version_of
 from .ids import Ids
@@ -769,7 +768,7 @@ class Tracer(RunDriver):
         scene = self.scene
         changes = grad_changes((*scene.changed, *scene.added), scene.before, tensors)
         if not backward_events:
-            return [Grad(c) for c in changes]
+            return [make_grad(c) for c in changes]
         out: list[Event] = []
         for i, (call, freed) in enumerate(backward_events):
             root = call.roots[0] if call.roots else None
