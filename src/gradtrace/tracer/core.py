@@ -549,7 +549,7 @@ class Tracer(RunDriver):
                 if same_keys and slots is not None:  # only the values that moved are looked at
                     src.values, moved = src.values.update(values)
                     parts = src.parts
-                    rebound = []
+                    rebound: list[tuple[str, Any, bool]] | None = []
                     for i in moved:
                         name, value = safe.clean(keys[i]), values[i]
                         part = _entries_of(name, value, prefix)
