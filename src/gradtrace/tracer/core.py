@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from ..model import (
+    FREED,
     STALE,
     Backward,
     Create,
@@ -837,8 +838,14 @@ class Tracer(RunDriver):
                 continue
             root = self.ids.node(fn)
             reach = _reachable(root, nodes)
+            # a node whose saved values a backward freed raises ("backward through the graph a second time")
+            # when it runs, and it runs before every node it leads to: the stale value is never reached
+            blocked: set[str] = set()
+            for nid in reach:
+                if nid not in blocked and any(s.state == FREED for s in nodes[nid].saved):
+                    blocked |= _reachable(nid, nodes)
             for nid, s in stale:
-                if nid not in reach:
+                if nid not in reach or nid in blocked:
                     continue
                 holder = nodes[nid]
                 who = s.tensor or "a saved tensor"
