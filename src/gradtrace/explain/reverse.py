@@ -48,9 +48,11 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         parts = arrived.get(flow.node, [])
         hooked = _hook_note(step, node, flow, parts, dtype)
         if hooked:
-            sent = " + ".join(_txt(p, dtype) for p in parts)
             lines.append(f"  {flow.node} {name}: gets {_txt(flow.grad_in[0], dtype)}")
-            lines.append(f"      (sent: {sent}; {hooked})")
+            if len(parts) > 1:  # the parts that added up to what was sent (the note gives their sum)
+                lines.append(f"      (sent: {' + '.join(_txt(p, dtype) for p in parts)}; {hooked})")
+            else:  # one sender: the note already says what it sent
+                lines.append(f"      ({hooked})")
         else:
             lines.append(f"  {flow.node} {name}: gets {_incoming(flow, parts, dtype)}")
         if node is None:
