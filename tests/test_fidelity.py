@@ -19,7 +19,6 @@ from regressions.fidelity import KNOWN_CLASSES, _same_stats, check_fidelity, run
 from test_fuzz import FUZZ, programs
 
 import gradtrace
-from gradtrace.tracer.driver import choose_line_events
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
@@ -32,9 +31,6 @@ KNOWN = {
     "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
                              "tensor it changed in place with its old value",
 }
-if choose_line_events(None) == "settrace":
-    KNOWN["learner_settrace"] = ("on the settrace path the program's sys.gettrace() returns the tracer's own "
-                                 "trace function (plain Python gives None); sys.monitoring leaves it None")
 
 
 @pytest.mark.parametrize(

@@ -45,3 +45,19 @@ def test_grads_that_changed() -> None:
     now = {"t1": _info("t1", grad="3."), "t2": _info("t2", grad="2."), "t3": _info("t3", grad="4.")}
     assert events.grad_changes(["t3", "t2", "t1", "n1"], before.get, now) == [
         GradChange("t1", Summary("1."), Summary("3.")), GradChange("t3", None, Summary("4."))]
+
+
+def test_events_made_fast_are_the_objects_the_constructors_make() -> None:
+    from gradtrace.model import Grad
+
+    pairs = [
+        (events.make_mutate("t1", 0, 1, None, "n4", (("n2", "self"),), "t2", "mul_"),
+         Mutate("t1", 0, 1, None, "n4", (("n2", "self"),), "t2", "mul_")),
+        (events.make_mutate("t2", 3, 3, "n1", None, op=UNSEEN_WRITE), Mutate("t2", 3, 3, "n1", None, op=UNSEEN_WRITE)),
+        (events.make_grad_change("t1", None, Summary("3.")), GradChange("t1", None, Summary("3."))),
+        (events.make_grad(GradChange("t1", Summary("1."), None)), Grad(GradChange("t1", Summary("1."), None))),
+    ]
+    for fast, made in pairs:
+        assert type(fast) is type(made) and fast == made and vars(fast) == vars(made)
+        assert repr(fast) == repr(made) and hash(fast) == hash(made)
+        assert getattr(fast, "kind", None) == getattr(made, "kind", None)

@@ -119,11 +119,13 @@ def test_trace_of_a_lambda_records_its_step():
 
 def test_a_program_that_replaces_the_trace_function_is_told_where_following_stopped(monkeypatch):
     monkeypatch.setenv("GRADTRACE_LINE_EVENTS", "settrace")  # only this path is blinded (test_tracer_paths.py)
-    def program():
-        import sys
+    import sys
 
+    settrace = sys.settrace  # taken before the run: the interpreter's own, not the stand-in a run puts in sys
+
+    def program():
         a = torch.ones(1) * 2
-        sys.settrace(None)
+        settrace(None)
         b = a * 3
         return b
 

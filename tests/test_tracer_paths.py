@@ -305,15 +305,13 @@ SETTRACE_NONE = "import sys, torch\na = torch.ones(1) * 2\nsys.settrace(None)\nb
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_program_turning_settrace_off_blinds_only_the_settrace_path(path: str) -> None:
+def test_a_program_turning_settrace_off_blinds_no_path(path: str) -> None:
+    # on the settrace path the program's sys.settrace sets its own trace function, not the tracer's
     with line_events(path), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trace = gradtrace.trace_code(SETTRACE_NONE, {})
-    said = [w for w in caught if "sys.settrace" in str(w.message)]
-    if path == "settrace":
-        assert said and [s.lineno for s in trace.steps] == [1, 2, 3]
-    else:
-        assert not said and [s.lineno for s in trace.steps] == [1, 2, 3, 4, 5]
+    assert not [w for w in caught if "sys.settrace" in str(w.message)]
+    assert [s.lineno for s in trace.steps] == [1, 2, 3, 4, 5]
 
 
 @needs_monitoring

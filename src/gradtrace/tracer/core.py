@@ -40,7 +40,6 @@ from ..model import (
     Create,
     Error,
     Event,
-    Grad,
     NodeInfo,
     Prediction,
     Step,
@@ -52,7 +51,7 @@ from ..model import (
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
-from .events import binding_events, grad_changes, mutate_events
+from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, storage_of, version_of
 from .ids import Ids
@@ -221,8 +220,11 @@ class Tracer(RunDriver):
             self.prev = step
             self._counts = (ids.tensor_count, len(book.nodes))
             return step
-        for scope in news:  # new names' graphs, in name order: node ids follow the order of the names
-            for tid in scope.values():
+        for i, scope in enumerate(news):  # new names' graphs, in name order: node ids follow the order of the names
+            was = olds[i] if i < len(olds) else {}  # (a tensor a name held before was walked then)
+            for name, tid in scope.items():
+                if was.get(name) == tid:
+                    continue
                 t = ids.obj(tid)
                 if t is not None:
                     book.walk(grad_fn_of(t), output=t)
@@ -547,13 +549,20 @@ class Tracer(RunDriver):
                 if same_keys and slots is not None:  # only the values that moved are looked at
                     src.values, moved = src.values.update(values)
                     parts = src.parts
+                    rebound: list[tuple[str, Any, bool]] | None = []
                     for i in moved:
                         name, value = safe.clean(keys[i]), values[i]
                         part = _entries_of(name, value, prefix)
+                        if rebound is not None:
+                            rebound = rebound + part if _same_names(part, slots[i]) else None
                         slots[i] = part
                         parts[name] = (_hold(value), type(value), part)
                     entries = list(_chain(slots))
                     self.work["names read"] += len(moved)
+                    if rebound and src.found is not None and all(n in src.names for n, _v, _c in rebound) \
+                            and not _same_pairs(entries, src.entries):
+                        src.entries = entries  # the same names, some of them of other tensors
+                        return self._rebind(src, prefix, rebound)
                 else:
                     src.values = _Held(values)
                     src.keys = keys
@@ -611,48 +620,74 @@ class Tracer(RunDriver):
         src.names = names
         return True
 
+    def _rebind(self, src: _Source, prefix: str, rebound: list[tuple[str, Any, bool]]) -> bool:
+        """The scope's names after ``rebound`` names (each shown before, no container's before or now) took
+        other tensors: the names as they were with those changed, when the containers show what they showed
+        (else made again). True when they changed."""
+        if src.containers:
+            found = src.found
+            if self._refresh(src, None, prefix, False, None):  # the containers changed: names made again
+                return True
+            if src.found is not found:  # (made again, and the same as before)
+                return False
+        names = dict(src.names)
+        stamp, foreign = self.ids.stamp, self.foreign
+        for n, value, _c in rebound:
+            t = value() if type(value) is _Ref else value
+            if t is None:  # (held by the namespace: alive)
+                continue
+            tid, new = stamp(t)
+            names[n] = tid
+            if new and _foreign_memory(t):
+                foreign.append(tid)
+        self.work["names rebound"] += len(rebound)
+        if names == src.names:
+            return False
+        src.names = names
+        return True
+
     # graph changes ----------------------------------------------------------
     def _new_node(self, out: torch.Tensor, module: str) -> None:
         """A call just made ``out`` and its node: read what the node saved, now, before the
         statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
         if self.recorder.in_backward:
             return
-        with torch._C.DisableTorchFunction():  # the learner's subclass or mode sees none of our reads
-            try:
-                fn = out.grad_fn
-            except RuntimeError:  # see graph.grad_fn_of
-                return
-            if fn is None or self.ids.node(fn) is not None:
-                return  # read already (a module's input, an output walked from another): nothing to guard
-        # called while the line hook still sees every call: our own calls would each go through it
-        # (on 3.12+ switching it costs more than it saves)
+        # called while the line hook still sees every call (Python 3.11): it is switched off first, so
+        # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
         hook = sys.gettrace() if sys.version_info < (3, 12) else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
-            self._read_new_node(out, module, fn)
+            if hook is not None:
+                sys.settrace(None)
+            self._read_new_node(out, module)
         except BaseException:
             self._put_back()
             raise
 
     def _read_new_node(self, out: torch.Tensor, module: str, fn: Any = None) -> None:
         """Walk the new nodes behind ``out`` (``fn``: its grad_fn, when read), with gc, grad mode and the
-        line hook off, once for all the nodes the walk finds."""
-        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        line hook off, once for all the nodes the walk finds; nothing when its node was read already
+        (a module's input, an output walked from another)."""
         collecting, grad_mode, hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
-        with quiet():
-            try:
-                if hook is not None:
-                    sys.settrace(None)
-                gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
-                torch._C._set_grad_enabled(False)
-                self.book.walk(grad_fn_of(out) if fn is None else fn, output=out, module=module, packed=packed)
-            finally:
-                torch._C._set_grad_enabled(grad_mode)
-                if collecting:
-                    gc.enable()
-                if hook is not None:
-                    sys.settrace(hook)
-                self._undo = None
+        try:
+            with quiet():  # the learner's subclass or mode sees none of our reads
+                if fn is None:
+                    try:
+                        fn = out.grad_fn
+                    except RuntimeError:  # see graph.grad_fn_of
+                        fn = None
+                if fn is not None and self.ids.node(fn) is None:
+                    packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+                    gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
+                    torch._C._set_grad_enabled(False)
+                    self.book.walk(fn, output=out, module=module, packed=packed)
+        finally:
+            torch._C._set_grad_enabled(grad_mode)
+            if collecting:
+                gc.enable()
+            if hook is not None:
+                sys.settrace(hook)
+            self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
         """A backward call starts: hooks on its nodes (see :mod:`.backward`); None when not watched."""
@@ -733,7 +768,7 @@ class Tracer(RunDriver):
         scene = self.scene
         changes = grad_changes((*scene.changed, *scene.added), scene.before, tensors)
         if not backward_events:
-            return [Grad(c) for c in changes]
+            return [make_grad(c) for c in changes]
         out: list[Event] = []
         for i, (call, freed) in enumerate(backward_events):
             root = call.roots[0] if call.roots else None
@@ -870,9 +905,8 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -
     parts = src.parts
     moved = []
     held = src.values
-    for i, (key, now) in enumerate(zip(keys, values, strict=True)):
-        if held.holds(i, now):
-            continue
+    for i in held.moved(values):
+        key, now = keys[i], values[i]
         if type(key) is not str:
             return False
         hit = parts.get(key)
@@ -918,7 +952,7 @@ class _Held:
     Values that take a weak reference are held weakly (see :func:`_hold`), the others as they are.
     (No ``id()``: each call of it is an audit event, and an audit hook may be Python code.)"""
 
-    __slots__ = ("pick_strong", "pick_weak", "pos", "refs", "size", "strong", "weak")
+    __slots__ = ("pick_strong", "pick_weak", "pos", "refs", "size", "strong", "strong_at", "weak", "weak_at")
 
     def __init__(self, values: list[Any]) -> None:
         self.size = len(values)
@@ -937,6 +971,7 @@ class _Held:
         # of ``weak`` or ``strong``)
         self.pick_weak = _picker(weak_at)
         self.pick_strong = _picker(strong_at)
+        self.weak_at, self.strong_at = weak_at, strong_at
 
     def same(self, values: list[Any]) -> bool:
         """True when ``values`` are the objects held, in order."""
@@ -944,6 +979,18 @@ class _Held:
             return False
         now = self.pick_weak(values)  # (a dead reference gives None: None where one was is a new value)
         return all(map(operator.is_, now, map(_deref, self.weak))) and all(map(operator.is_not, now, _NONES))
+
+    def moved(self, values: list[Any]) -> list[int]:
+        """The places (in order) where ``values`` (as many as held) are not the objects held: found at C-level
+        passes (a Python loop over a module's names would cost more than the rest of a step)."""
+        now = self.pick_strong(values)
+        out = list(_compress(self.strong_at, map(operator.is_not, now, self.strong)))
+        now = self.pick_weak(values)  # a dead reference gives None: None where one was is a new value
+        out += _compress(self.weak_at, map(operator.is_not, now, map(_deref, self.weak)))
+        out += _compress(self.weak_at, map(operator.is_, now, _NONES))
+        if len(out) > 1:
+            out = sorted(set(out))
+        return out
 
     def holds(self, i: int, value: Any) -> bool:
         """True when ``value`` is the ``i``-th value held."""
@@ -965,17 +1012,15 @@ class _Held:
     def update(self, values: list[Any]) -> tuple[_Held, list[int]]:
         """This, holding ``values`` (the same number of values) in place of those held, or a new one; and
         the places of the values that moved."""
-        moved = []
+        moved = self.moved(values)
         whole = False
-        for i, now in enumerate(values):
-            if self.holds(i, now):
-                continue
-            moved.append(i)
-            whole = whole or not self.put(i, now)
+        for i in moved:
+            whole = whole or not self.put(i, values[i])
         return (_Held(values) if whole else self), moved
 
 
 _NONES = itertools.repeat(None)
+_compress = itertools.compress
 
 
 def _picker(at: list[int]) -> Callable[[list[Any]], Any]:
@@ -1006,6 +1051,11 @@ def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool
     if safe.is_a(value, (torch.nn.Module, list, dict)):
         return [(full, _hold(value), True)]
     return []
+
+
+def _same_names(a: list[tuple[str, Any, bool]], b: list[tuple[str, Any, bool]]) -> bool:
+    """The same names in the same order, none of them a container's."""
+    return len(a) == len(b) and all(x[0] == y[0] and not x[2] and not y[2] for x, y in zip(a, b, strict=True))
 
 
 def _same_pairs(a: list[Any], b: list[Any]) -> bool:

@@ -13,14 +13,21 @@ time a statement finishes. It hears lines one of two ways:
     events are switched on for the learner's code objects only, so PyTorch's own
     Python code runs at full speed: a call of any other code object costs one
     callback the first time and nothing after (the callback disables itself
-    there). A program's own ``sys.settrace(...)`` leaves it untouched. When no
+    there). A program's own ``sys.settrace(...)`` leaves it untouched, and its
+    trace function is called through a stand-in that hides gradtrace's own code
+    (snapshots run inside the monitoring callbacks). When no
     tool id is free (a debugger or profiler holds all six), the run falls back to
     ``settrace``.
 ``settrace`` (Python 3.11, and the fallback)
     :func:`sys.settrace`: the global trace function is called on every Python
-    call, PyTorch's included. A program that replaces or removes the trace
-    function blinds the tracer from there on; the run then warns where following
-    stopped.
+    call, PyTorch's included. While the run goes on, the program's own
+    ``sys.settrace``/``sys.gettrace`` (on the run's thread) set and read a trace
+    function of the program's that the tracer calls in turn, as Python would: the
+    program sees its own function (or the one installed before the run), never
+    the tracer's, and gets the events of its own calls and of PyTorch's, none of
+    gradtrace's own code. A program that still replaces the trace function (a
+    ``settrace`` it saved before the run) blinds the tracer from there on; the
+    run then warns where following stopped.
 
 Both give the same trace for the same program (``tests/test_tracer_paths.py``
 compares them). The path is chosen by the ``line_events`` argument of
@@ -68,6 +75,11 @@ TOOL_NAME = "gradtrace"
 #: tool ids tried in turn: the unassigned ones first, then the ones Python suggests for others
 _TOOL_IDS = (3, 4, 5, 2, 1, 0)
 _CO_OPTIMIZED = 0x1
+#: the interpreter's own trace function setter and getter (``sys``'s are stood in for while a settrace run goes on)
+_real_settrace = sys.settrace
+_real_gettrace = sys.gettrace
+#: gradtrace's own source files start with this: a program's trace function never sees their frames
+_OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 _DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
 _grad_enabled = torch.is_grad_enabled
@@ -168,6 +180,14 @@ class RunDriver:
         #: > 0 while a run started inside this one is going on
         self._paused = 0
         self._settrace = True  # whether the run in progress sets f_trace_opcodes (settrace path)
+        #: settrace path: what the program's sys.gettrace() gives (the trace function before the run, or the
+        #: program's own), the program's own one set during the run (called in turn by the tracer's), its local
+        #: trace functions per frame that both follow
+        self._shown: Any = None
+        self._theirs: Any = None
+        self._their_locals: dict[types.FrameType, Any] = {}
+        self._standing_in = False
+        self._own_local_fn = self._own_local
         # monitoring state: the tool id held, the traced frames of the run's thread, the
         # learner's code objects with local events on, and their line tables
         self._tool: int | None = None
@@ -261,7 +281,9 @@ class RunDriver:
         self._settrace = True
         self.line_events = "settrace"
         self._files = frozenset({self.filename, *(code.co_filename for code in _BACKWARD_KIND)})
-        old = sys.gettrace()
+        old = _real_gettrace()
+        self._shown = sys.gettrace()  # an outer run's stand-in, when this run is started inside one
+        self._theirs = None
         self.recorder.ours = self._global
         self._start_recording()
         if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
@@ -270,22 +292,119 @@ class RunDriver:
             here = sys._getframe()
             here.f_trace_opcodes = True
             here.f_trace_opcodes = False
-        sys.settrace(self._global)
+        stand_ins = self._stand_in()
+        _real_settrace(self._global)
         try:
             call()
         except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
             self.exception = exc
         finally:
-            now = sys.gettrace()
+            now = _real_gettrace()
             # Python drops a trace function that raises: an interrupt (Ctrl-C, a signal handler's
             # exception) landing inside ours leaves None, which is not the program's doing
             dropped = now is None and self.exception is not None and not isinstance(self.exception, Exception)
-            taken = now != self._global and not dropped
-            sys.settrace(old)
+            taken = now != self._global and now != self._global_chained and not dropped
+            _real_settrace(old)
+            self._stand_down(stand_ins)
             self._stop_recording()
             self._kinds.clear()
             self._kept.clear()
         return taken
+
+    # ------------------------------------- the program's own sys.settrace
+    def _stand_in(self) -> tuple[Any, Any, Any, Any]:
+        """Put stand-ins for ``sys.settrace``/``sys.gettrace`` in place; what to put back after the run."""
+        outer_set, outer_get = sys.settrace, sys.gettrace
+        driver = self
+
+        def settrace(function: Any) -> None:
+            if driver._standing_in and _get_ident() == driver._thread \
+                    and not sys._getframe(1).f_code.co_filename.startswith(_OWN_DIR):
+                driver._program_settrace(function)
+            else:
+                outer_set(function)
+
+        def gettrace() -> Any:
+            if driver._standing_in and _get_ident() == driver._thread \
+                    and not sys._getframe(1).f_code.co_filename.startswith(_OWN_DIR):
+                return driver._shown
+            return outer_get()
+
+        for stand_in, real in ((settrace, outer_set), (gettrace, outer_get)):
+            stand_in.__name__ = stand_in.__qualname__ = real.__name__
+            stand_in.__doc__ = real.__doc__
+            stand_in.__module__ = "sys"
+        self._standing_in = True
+        sys.settrace, sys.gettrace = settrace, gettrace
+        return outer_set, outer_get, settrace, gettrace
+
+    def _stand_down(self, stand_ins: tuple[Any, Any, Any, Any]) -> None:
+        outer_set, outer_get, settrace, gettrace = stand_ins
+        self._standing_in = False
+        if not self._settrace and _real_gettrace() == self._global_chained:
+            _real_settrace(self._theirs)  # the program's function stays on after its run, as without gradtrace
+        if sys.settrace is settrace:
+            sys.settrace = outer_set
+        if sys.gettrace is gettrace:
+            sys.gettrace = outer_get
+        self._theirs = None
+        self._their_locals.clear()
+
+    def _program_settrace(self, function: Any) -> None:
+        """The program called ``sys.settrace(function)``: its function gets the events Python would give it."""
+        self._shown = function
+        self._theirs = function
+        if function is None:  # Python stops calling the local trace functions too
+            self._their_locals.clear()
+        if not self._settrace:  # sys.monitoring hears the lines: the program's function alone, with our code hidden
+            _real_settrace(None if function is None else self._global_chained)
+        elif _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
+            _real_settrace(self._global if function is None else self._global_chained)
+
+    def _global_chained(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        """The global trace function while the program's own one is set: ours, then the program's,
+        except for gradtrace's own code and what it calls."""
+        ours = self._global(frame, event, arg) if self._settrace else None
+        theirs = self._theirs
+        if theirs is None:
+            return ours
+        back = frame.f_back
+        if frame.f_code.co_filename.startswith(_OWN_DIR) or back is not None and back.f_trace is self._own_local_fn:
+            if ours is not None:
+                return ours
+            frame.f_trace_lines = False
+            return self._own_local_fn  # the mark its callees are known by
+        try:
+            mine = theirs(frame, event, arg)
+        except BaseException:  # Python then stops tracing, and the exception goes on into the program
+            self._program_settrace(None)
+            raise
+        if mine is None:
+            return ours
+        if ours is None:
+            return mine
+        self._their_locals[frame] = mine  # called in turn by ours (_pass_on)
+        return ours
+
+    def _own_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        """The local trace function of gradtrace's own frames (and those they call) while the program traces:
+        it hears nothing, and marks the frame as one whose calls the program's trace function does not see."""
+        return None
+
+    def _pass_on(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        """An event of a frame both follow: the program's local trace function gets it too."""
+        theirs = self._their_locals.get(frame)
+        if theirs is None:
+            return
+        if event == "return":
+            del self._their_locals[frame]
+        try:
+            mine = theirs(frame, event, arg)
+        except BaseException:
+            self._program_settrace(None)
+            raise
+        if mine is not None and event != "return":
+            self._their_locals[frame] = mine
 
     def _failure_words(self, err: BaseException) -> str:
         """Why recording stopped, in words a learner can act on."""
@@ -363,6 +482,8 @@ class RunDriver:
                 self.recorder.end_backward(frame)
             except Exception as exc:
                 self._internal_failure(exc)
+        if self._their_locals:
+            self._pass_on(frame, event, arg)
         return self._backward_local
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
@@ -377,6 +498,8 @@ class RunDriver:
                 self._exception(frame, arg[1])
         except Exception as exc:  # a tracer failure must never surface in the learner's code
             self._internal_failure(exc)
+        if self._their_locals:
+            self._pass_on(frame, event, arg)
         return self._local_fn
 
     # ------------------------------------------- the events, either path
@@ -419,7 +542,7 @@ class RunDriver:
             stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
             if stmt is None:
                 return
-        elif self._settrace and frame.f_trace_opcodes:
+        elif self._settrace and frame.f_trace_opcodes and frame not in self._their_locals:
             frame.f_trace_opcodes = False
         lasti = frame.f_lasti
         pending = self.pending.get(frame)
@@ -473,7 +596,9 @@ class RunDriver:
         rec = self.recorder
         if _mode_stack_size() > (1 if rec.pushed else 0):
             return True
-        tracer = sys.gettrace()
+        if self._theirs is not None:  # set through the stand-in (settrace path)
+            return True
+        tracer = _real_gettrace()
         return tracer is not None and tracer != rec.ours
 
     def _opcode(self, frame: types.FrameType) -> None:
@@ -552,6 +677,9 @@ class RunDriver:
         self._settrace = False
         self._tool = tool
         self.recorder.ours = None  # any trace function installed is someone else's
+        self._shown = _real_gettrace()  # left on: the program's code runs under it as without gradtrace
+        self._theirs = None
+        stand_ins = self._stand_in()
         callbacks = {
             ev.PY_START: self._mon_start, ev.PY_RESUME: self._mon_start, ev.PY_THROW: self._mon_throw,
             ev.PY_RETURN: self._mon_return, ev.PY_YIELD: self._mon_return, ev.PY_UNWIND: self._mon_unwind,
@@ -583,6 +711,7 @@ class RunDriver:
                 mon.free_tool_id(tool)
                 mon.restart_events()  # leave no disabled events behind for the next holder of the id
                 self._tool = None
+                self._stand_down(stand_ins)
                 self._stop_recording()
                 self._frames.clear()
                 self._codes.clear()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from ..model import UNSEEN_WRITE, Bind, Event, GradChange, Mutate, Rebind, TensorInfo, Unbind
+from ..model import UNSEEN_WRITE, Bind, Event, Grad, GradChange, Mutate, Rebind, Summary, TensorInfo, Unbind
 
 #: in-place calls that change a tensor's autograd flags and leave its version alone
 FLAG_OPS = frozenset({"detach_", "requires_grad_"})
@@ -22,6 +22,32 @@ _Infos = Callable[[str], "TensorInfo | None"]
 
 def _num(xid: str) -> int:
     return int(xid[1:])
+
+
+_new = object.__new__
+
+
+def make_mutate(tensor: str, version_before: int, version_after: int, grad_fn_before: str | None,
+                grad_fn_after: str | None, stale: tuple[tuple[str, str], ...] = (), via: str | None = None,
+                op: str = "") -> Mutate:
+    """``Mutate(...)`` made without the frozen dataclass's per-field ``__setattr__`` (a step may make many):
+    the same object the constructor makes (a test compares them). So are the two below."""
+    event = _new(Mutate)
+    event.__dict__.update(tensor=tensor, version_before=version_before, version_after=version_after,
+                          grad_fn_before=grad_fn_before, grad_fn_after=grad_fn_after, stale=stale, via=via, op=op)
+    return event
+
+
+def make_grad_change(tensor: str, before: Summary | None, after: Summary | None) -> GradChange:
+    change = _new(GradChange)
+    change.__dict__.update(tensor=tensor, before=before, after=after)
+    return change
+
+
+def make_grad(change: GradChange) -> Grad:
+    event = _new(Grad)
+    event.__dict__["change"] = change
+    return event
 
 
 def scope_of(name: str) -> str:
@@ -92,18 +118,18 @@ def mutate_events(
         info = tensors.get(tid)
         was = before(tid)
         via = None
-        if tid not in direct:
+        if direct and tid not in direct:
             via = next((d for d in direct if shares is None or shares(tid, d)), None)
         out.append(
-            Mutate(
-                tensor=tid,
-                version_before=v0,
-                version_after=v1,
-                grad_fn_before=None if was is None else was.grad_fn,
-                grad_fn_after=None if info is None else info.grad_fn,
-                stale=stale(tid, v1),
-                via=via,
-                op=direct.get(tid, direct.get(via, "") if via else ""),
+            make_mutate(
+                tid,
+                v0,
+                v1,
+                None if was is None else was.grad_fn,
+                None if info is None else info.grad_fn,
+                stale(tid, v1),
+                via,
+                direct.get(tid, direct.get(via, "") if via else ""),
             )
         )
     done = {tid for tid, _v0, _v1 in mutated}
@@ -112,7 +138,7 @@ def mutate_events(
         if tid in done or op not in FLAG_OPS or was is None or now is None:
             continue
         if (was.grad_fn, was.requires_grad) != (now.grad_fn, now.requires_grad):
-            out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
+            out.append(make_mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=op))
             done.add(tid)
     done.update(direct)
     for tid in sorted((x for x in changed if x[0] == "t"), key=_num):
@@ -123,7 +149,7 @@ def mutate_events(
         if was is None or now is was or tid in done or now.version != was.version or now.value is was.value \
                 or now.value == was.value or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
             continue
-        out.append(Mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
+        out.append(make_mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
     return out
 
 
@@ -135,5 +161,5 @@ def grad_changes(touched: Iterable[str], before: _Infos, tensors: Mapping[str, T
         old = before(tid)
         was = None if old is None else old.grad
         if was is not info.grad and was != info.grad and (old is not None or info.grad is not None):
-            changes.append(GradChange(tid, was, info.grad))
+            changes.append(make_grad_change(tid, was, info.grad))
     return changes

@@ -318,8 +318,10 @@ class Scene:
         ptr = data_ptr_of(t)
         requires_grad = t.requires_grad
         shape = tuple(t.shape)
+        dtype = t.dtype  # (a ``.data`` of another dtype may keep the memory: ``x.data = x.data.view(torch.int32)``)
+        cls = type(t)
         key = (version, nid, grad_key, requires_grad, leaf, retains, None if base is None else ids.tensor(base),
-               shape, ptr)
+               shape, ptr, dtype, cls)
         dirty = book.dirty
         written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
         grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
@@ -328,13 +330,22 @@ class Scene:
             info = cached[1]
         else:
             old_grad = None
-            if cached is not None and grad_key is not None and cached[0][2] == grad_key and not grad_written:
-                old_grad = cached[1].grad  # the same .grad object at the same version
+            device = is_param = None
+            if cached is not None:
+                was_key, was = cached
+                if grad_key is not None and was_key[2] == grad_key and not grad_written:
+                    old_grad = was.grad  # the same .grad object at the same version
+                if was_key[8] == ptr and ptr is not None:  # the same memory: the same device
+                    device = was.device
+                if was_key[10] is cls:  # (``isinstance(t, Parameter)`` runs the metaclass's Python code)
+                    is_param = was.is_param
+                if was_key[9] != dtype:  # the same memory and version read as another dtype: summarised again
+                    book.summaries.pop(tid, None)
             info = _tensor_info(
-                tid, shape, _dtype_text(t.dtype), _device_text(t.device), bool(requires_grad), bool(leaf),
-                bool(retains), version, nid, key[6], book.summary(tid, t, version),
+                tid, shape, _dtype_text(dtype), _device_text(t.device) if device is None else device,
+                bool(requires_grad), bool(leaf), bool(retains), version, nid, key[6], book.summary(tid, t, version),
                 old_grad if old_grad is not None or grad is None else book.summary(None, grad),
-                type(t) is _Parameter or isinstance(t, _Parameter),
+                (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param,
             )
             self.cache[tid] = (key, info)
         if nid is not None and nid in book.nodes:
