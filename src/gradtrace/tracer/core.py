@@ -653,42 +653,42 @@ class Tracer(RunDriver):
         statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
         if self.recorder.in_backward:
             return
-        with torch._C.DisableTorchFunction():  # the learner's subclass or mode sees none of our reads
-            try:
-                fn = out.grad_fn
-            except RuntimeError:  # see graph.grad_fn_of
-                return
-            if fn is None or self.ids.node(fn) is not None:
-                return  # read already (a module's input, an output walked from another): nothing to guard
-        # called while the line hook still sees every call: our own calls would each go through it
-        # (on 3.12+ switching it costs more than it saves)
+        # called while the line hook still sees every call (Python 3.11): it is switched off first, so
+        # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
         hook = sys.gettrace() if sys.version_info < (3, 12) else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
-            self._read_new_node(out, module, fn)
+            if hook is not None:
+                sys.settrace(None)
+            self._read_new_node(out, module)
         except BaseException:
             self._put_back()
             raise
 
     def _read_new_node(self, out: torch.Tensor, module: str, fn: Any = None) -> None:
         """Walk the new nodes behind ``out`` (``fn``: its grad_fn, when read), with gc, grad mode and the
-        line hook off, once for all the nodes the walk finds."""
-        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        line hook off, once for all the nodes the walk finds; nothing when its node was read already
+        (a module's input, an output walked from another)."""
         collecting, grad_mode, hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
-        with quiet():
-            try:
-                if hook is not None:
-                    sys.settrace(None)
-                gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
-                torch._C._set_grad_enabled(False)
-                self.book.walk(grad_fn_of(out) if fn is None else fn, output=out, module=module, packed=packed)
-            finally:
-                torch._C._set_grad_enabled(grad_mode)
-                if collecting:
-                    gc.enable()
-                if hook is not None:
-                    sys.settrace(hook)
-                self._undo = None
+        try:
+            with quiet():  # the learner's subclass or mode sees none of our reads
+                if fn is None:
+                    try:
+                        fn = out.grad_fn
+                    except RuntimeError:  # see graph.grad_fn_of
+                        fn = None
+                if fn is not None and self.ids.node(fn) is None:
+                    packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+                    gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
+                    torch._C._set_grad_enabled(False)
+                    self.book.walk(fn, output=out, module=module, packed=packed)
+        finally:
+            torch._C._set_grad_enabled(grad_mode)
+            if collecting:
+                gc.enable()
+            if hook is not None:
+                sys.settrace(hook)
+            self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
         """A backward call starts: hooks on its nodes (see :mod:`.backward`); None when not watched."""

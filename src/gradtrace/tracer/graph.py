@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Iterable
+from itertools import compress, count, islice
+from operator import gt, itemgetter, not_
 from typing import Any
 
 import torch
@@ -131,6 +133,36 @@ def read_attrs(node: Any, names: Iterable[str] | None = None) -> tuple[tuple[str
     return tuple(out)
 
 
+#: (kind, saved values, their types) -> the attrs of a node that saved them (see :func:`_read_attrs`)
+_ATTRS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
+_MAX_ATTRS = 4096
+#: saved values whose text :func:`_read_attrs` may keep: equal values of one of these types read the same
+#: (for a float, but for 0.0 and -0.0; a tuple is kept when it holds ints only)
+_PLAIN = frozenset({int, bool, str, type(None), float, tuple})
+
+
+def _read_attrs(node: Any, kind: Kind) -> tuple[tuple[str, str], ...]:
+    """:func:`read_attrs` of ``node``: the text of the same values (a layer's sizes, strides, alpha, at every
+    call) is made once."""
+    try:
+        values = tuple([getattr(node, getter) for _, getter in kind.attr_getters])
+    except Exception:  # a value that cannot be read: read_attrs leaves that one out
+        return read_attrs(node)
+    types = tuple(map(type, values))
+    if not _PLAIN.issuperset(types):
+        return read_attrs(node)
+    for t, v in zip(types, values, strict=True):
+        if (t is float and v == 0.0) or (t is tuple and not all(type(x) is int for x in v)):
+            return read_attrs(node)
+    key = (kind, values, types)
+    attrs = _ATTRS.get(key)
+    if attrs is None:
+        if len(_ATTRS) >= _MAX_ATTRS:
+            _ATTRS.clear()
+        attrs = _ATTRS[key] = read_attrs(node)
+    return attrs
+
+
 def read_saved(node: Any, names: Iterable[str] | None = None) -> list[tuple[str, torch.Tensor | None]]:
     """``(name, tensor or None)`` for each saved tensor (of ``names``; all when None); None once freed.
 
@@ -220,14 +252,15 @@ def unseen(ids: Ids, root: Any) -> list[tuple[Any, Any]]:
     found: list[tuple[Any, Any]] = []
     met: set[int] = set()  # id() of the wrappers met; ``found`` keeps them alive meanwhile
     stack = [root]
+    node_id, pop, push, meet, keep = ids.node, stack.pop, stack.extend, met.add, found.append
     while stack:
-        node = stack.pop()
-        if id(node) in met or ids.node(node) is not None:
+        node = pop()
+        if id(node) in met or node_id(node) is not None:
             continue
-        met.add(id(node))
+        meet(id(node))
         nexts = node.next_functions
-        found.append((node, nexts))
-        stack.extend(nxt for nxt, _ in nexts if nxt is not None)
+        keep((node, nexts))
+        push([nxt for nxt, _ in nexts if nxt is not None])
     return found
 
 
@@ -251,9 +284,8 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     A snapshot orders 100,000 nodes at once: the steps taken per node are bulk ones (no
     Python loop over the nodes), and a chain, met newest first, is just reversed.
     """
-    from itertools import compress
-    from operator import itemgetter, not_
-
+    if len(found) < 2:  # a call's one new node: nothing to order
+        return list(found)
     types = list(map(type, map(itemgetter(0), found)))
     acc_types = {cls for cls in set(types) if cls.__name__ == "AccumulateGrad"}
     if not acc_types:
@@ -266,9 +298,6 @@ def creation_order(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 def _by_sequence_nr(plain: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``plain`` sorted by its nodes' sequence numbers (stable: nodes without one keep their order, last)."""
-    from itertools import islice
-    from operator import gt
-
     if len(plain) < 2:
         return plain
     try:
@@ -284,9 +313,6 @@ def _with_accumulators(plain: list[tuple[Any, ...]], accs: dict[int, tuple[Any, 
                        found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``plain`` (in creation order) with the accumulators ``accs`` (by id of their node) each after its first
     user, a user's accumulators last input first; the ones no node uses last, in the order found."""
-    from itertools import compress, count
-    from operator import itemgetter, not_
-
     # an accumulator has one input, so every edge to it is (accumulator, 0): the users are found in bulk
     wanted = {(f[0], 0) for f in accs.values()}
     out: list[tuple[Any, ...]] = []
@@ -342,6 +368,8 @@ class GraphBook:
         #: the module new nodes belong to when a walk is not told (the innermost module running while
         #: the tracer takes a step inside a forward: the statement's own calls were made in it)
         self.module = ""
+        #: (node id, output number) -> its :class:`Edge` (see :meth:`_edges`)
+        self._edges_made: dict[tuple[str, int], Edge] = {}
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -350,6 +378,19 @@ class GraphBook:
         alias) is caught through :attr:`dirty`: the storages the statement's
         in-place calls wrote to are read again.
         """
+        if tid is not None and not self.dirty and not self.lazy:  # the usual case first: read before, unchanged?
+            hit = self.summaries.get(tid)
+            if hit is not None:
+                try:
+                    now = int(t._version) if version is None else version
+                except Exception:  # inference tensors have no version counter
+                    now = 0
+                try:
+                    ptr: int | None = int(t.data_ptr())
+                except Exception:  # sparse and other layouts without one
+                    ptr = None
+                if hit[0] == (now, ptr):
+                    return hit[1]
         if self.lazy and tid is not None:  # a tensor with an id lives on; one without is a saved value unpacked
             return deferred(t, self._count)  # just now, gone once read: summarised at once
         if self.dirty and storage_of(t) in self.dirty:
@@ -414,13 +455,33 @@ class GraphBook:
         nid = ids.node(root)
         if nid is not None:  # seen before, and so is everything it reaches
             if output is not None and output.output_nr == 0:  # walked from another tensor, or before
-                self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
+                had = self.nodes.get(nid)
+                if had is not None and had.output is None:
+                    self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
+        # unseen(ids, root), inline, keeping the id of every node met: the new nodes' input edges need them
+        found: list[tuple[Any, Any]] = []
+        met: dict[int, str | None] = {}  # id() of each wrapper met -> its node id; ``found`` keeps them alive
+        node_id = ids.node
+        stack = [root]
+        pop = stack.pop
+        while stack:
+            node = pop()
+            key = id(node)
+            if key in met:
+                continue
+            met[key] = nid = node_id(node)
+            if nid is not None:
+                continue
+            nexts = node.next_functions
+            found.append((node, nexts))
+            stack += [nxt for nxt, _ in nexts if nxt is not None]
         new: list[tuple[str, Any, Any]] = []
         stamp_node = ids.stamp_node
         root_id = None
-        for node, nexts in creation_order(unseen(ids, root)):
+        for node, nexts in creation_order(found) if len(found) > 1 else found:
             nid, is_new = stamp_node(node)
+            met[id(node)] = nid
             if is_new:
                 new.append((nid, node, nexts))
             if node is root:
@@ -433,12 +494,12 @@ class GraphBook:
         if packed:
             self.packed.update(nid for nid, _, _ in new)
         self.work["nodes"] += len(new)
-        nodes, changed, info = self.nodes, self.changed, self._info
+        nodes, changed, info, edges = self.nodes, self.changed, self._info, self._edges
         for nid, node, nexts in reversed(new):
             out = output if nid == root_id else base if nid == base_id else None
-            nodes[nid] = info(nid, node, out, nexts, module)
+            nodes[nid] = info(nid, node, out, nexts, module, inputs=edges(nexts, met))
             changed.add(nid)
-        return sorted((nid for nid, _, _ in new), key=_order)
+        return [nid for nid, _, _ in new]  # stamped in this order: ascending
 
     def _info(
         self, nid: str, node: Any, out: torch.Tensor | None, nexts: Any = None, module: str = "",
@@ -451,30 +512,43 @@ class GraphBook:
         if inputs is None:
             if nexts is None:
                 nexts = node.next_functions
-            stamp_node = ids.stamp_node
-            inputs = tuple([None if nxt is None else Edge(stamp_node(nxt)[0], nr) for nxt, nr in nexts])
+            inputs = self._edges(nexts)
         kind = kind_of(node)
         name = kind.name
         if kind.accumulate:
             return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=(), saved=(),
                            variable=ids.stamp(node.variable)[0], output=None, value=None, module=module)
-        attrs = read_attrs(node) if kind.attr_getters else ()
+        attrs = _read_attrs(node, kind) if kind.attr_getters else ()
         if nid in self.packed:
             saved: tuple[SavedValue, ...] = tuple(
                 SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
         else:
             found: list[SavedValue] = []
-            for sname, data in read_saved(node) if kind.raw_getters else ():
-                if data is not None:
-                    found.append(self._saved(nid, sname, data, out, known, node))
-                elif _freed_slot(node, sname):  # a slot read as empty that raises: a backward freed it
-                    found.append(_record(SavedValue, name=sname, tensor=None, value=None, state=FREED,
-                                         saved_version=None, version=None))
-                # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
+            saved_value = self._saved
+            for sname, getter in kind.raw_getters:  # read_saved, inline: a node has few slots, read often
+                try:
+                    raw = getattr(node, getter)
+                except Exception:
+                    continue
+                if isinstance(raw, (list, tuple)):
+                    items = [(f"{sname}[{i}]", _data(item)) for i, item in enumerate(raw)]
+                else:
+                    try:
+                        data = raw.data
+                    except Exception:
+                        data = None
+                    items = [(sname, data if isinstance(data, torch.Tensor) else None)]
+                for iname, data in items:
+                    if data is not None:
+                        found.append(saved_value(nid, iname, data, out, known, node))
+                    elif _freed_slot(node, iname):  # a slot read as empty that raises: a backward freed it
+                        found.append(_record(SavedValue, name=iname, tensor=None, value=None, state=FREED,
+                                             saved_version=None, version=None))
+                    # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
             if kind.custom:
                 for sname, data in custom_saved(node) or ():
                     if data is not None:
-                        found.append(self._saved(nid, sname, data, out, known, node))
+                        found.append(saved_value(nid, sname, data, out, known, node))
             saved = tuple(found)
         if out is None:
             output, value = None, None
@@ -484,29 +558,67 @@ class GraphBook:
         return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
                        output=output, value=value, module=module)
 
+    def _edges(self, nexts: Any, met: dict[int, str | None] | None = None) -> tuple[Edge | None, ...]:
+        """A node's input edges (``next_functions``), the nodes they lead to stamped (``met``: id() of node
+        wrappers a walk met -> their ids). An edge is a plain value: one record per (node, output) serves
+        every node that has it as an input."""
+        stamp_node, made = self.ids.stamp_node, self._edges_made
+        edges: list[Edge | None] = []
+        for nxt, nr in nexts:
+            if nxt is None:
+                edges.append(None)
+                continue
+            nid = met.get(id(nxt)) if met is not None else None
+            key = (stamp_node(nxt)[0] if nid is None else nid, nr)
+            edge = made.get(key)
+            if edge is None:
+                edge = made[key] = _record(Edge, node=key[0], output_nr=nr)
+            edges.append(edge)
+        return tuple(edges)
+
     def _saved(self, nid: str, name: str, data: torch.Tensor, out: Any, known: int | None = None,
                node: Any = None) -> SavedValue:
         ids = self.ids
-        tid = ids.tensor(data)
+        entry = ids._by_addr.get(id(data))  # ids.tensor(data), inline (as version_of, storage_of, _file below)
+        tid = entry[1] if entry is not None and entry[0]() is data else None
         if tid is not None and known is not None and _order(tid) > known:
             tid = None
         alias = False  # ``data`` shows the very values of ``out`` (a node's saved result)
         if tid is None and out is not None and _same_storage(data, out):
             tid = ids.stamp(out)[0]
             alias = True
-        version = version_of(data)
+        try:
+            version = int(data._version)
+        except Exception:  # inference tensors have no version counter
+            version = 0
         saved_version = version
         if version and node is not None and out is not None and "[" not in name and not name.startswith("result") \
                 and (alias or data is out):
             # the node of an in-place call that saved its own target before changing it (``a.mul_(a)``):
             # read after the call, the target is already at its new version; PyTorch says when it saved it
             saved_version = _saved_version(node, name, version)
-        storage = storage_of(data)
+        try:
+            storage: int | None = int(data.untyped_storage().data_ptr())
+        except Exception:
+            storage = None
         if tid is not None:
-            self.saved_by.setdefault(tid, []).append((nid, name))
+            by = self.saved_by.get(tid)
+            if by is None:
+                self.saved_by[tid] = [(nid, name)]
+            else:
+                by.append((nid, name))
         elif not name.startswith("saved_tensors["):
             self._no_id.add(nid)
-        self._file(nid, storage)
+        filed = self._filed.get(nid)
+        if filed is None:
+            filed = self._filed[nid] = set()
+        if storage not in filed:
+            filed.add(storage)
+            held = self.untracked.get(storage)
+            if held is None:
+                self.untracked[storage] = {nid}
+            else:
+                held.add(nid)
         if tid is None:
             value = self.summary(None, data, version)
         elif data is ids.obj(tid):
@@ -583,18 +695,32 @@ class GraphBook:
         return sorted(freed, key=lambda p: (_order(p[0]), p[1]))
 
     def _recheck(self, node: Any, info: NodeInfo, freed: list[tuple[str, str]]) -> NodeInfo:
-        now = dict(read_saved(node))
-        if kind_of(node).custom and custom_saved(node) is None:
+        kind = kind_of(node)
+        now: dict[str, torch.Tensor | None] = {}
+        for sname, getter in kind.raw_getters:  # read_saved, inline (a backward frees every node it ran)
+            try:
+                raw = getattr(node, getter)
+            except Exception:
+                continue
+            if isinstance(raw, (list, tuple)):
+                for i, item in enumerate(raw):
+                    now[f"{sname}[{i}]"] = _data(item)
+            else:
+                try:
+                    data = raw.data
+                except Exception:
+                    data = None
+                now[sname] = data if isinstance(data, torch.Tensor) else None
+        if kind.custom and custom_saved(node) is None:
             now.update({s.name: None for s in info.saved if s.name.startswith("saved_tensors[")})
-        freed_now = False
-        saved = []
-        for s in info.saved:
-            if s.state != FREED and s.name in now and now[s.name] is None and s.saved_version is not None:
-                s = _with(s, state=FREED)
+        saved: list[SavedValue] | None = None
+        for i, s in enumerate(info.saved):
+            if s.state != FREED and s.saved_version is not None and s.name in now and now[s.name] is None:
+                if saved is None:
+                    saved = list(info.saved)
+                saved[i] = _with(s, state=FREED)
                 freed.append((info.id, s.name))
-                freed_now = True
-            saved.append(s)
-        return _with(info, saved=tuple(saved)) if freed_now else info
+        return info if saved is None else _with(info, saved=tuple(saved))
 
     def mark_versions(self, tid: str, version: int) -> list[tuple[str, str]]:
         """Tensor ``tid`` is now at ``version``: the saved values that became stale."""
