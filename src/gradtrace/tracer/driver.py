@@ -60,6 +60,21 @@ from .recorder import Recorder, grads_may_change, needs_mode
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
+
+def _compiling() -> bool:
+    """``torch.compile`` is tracing (Dynamo, or AOTAutograd running autograd.grad on fake tensors):
+    a backward call then is the compiler's, not one the program made."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    return torch.compiler.is_compiling() or torch._guards.TracingContext.try_get() is not None
+
+
+def _compiled_code(code: types.CodeType) -> bool:
+    """``code`` is the bytecode ``torch.compile`` made of a function: it runs the compiled graph, and
+    its frame is no statement of the program (the function's own code runs when it is not compiled)."""
+    dynamo_utils = sys.modules.get("torch._dynamo.utils")
+    return dynamo_utils is not None and code in dynamo_utils.orig_code_map
+
 if TYPE_CHECKING:
     from .graph import GraphBook
 
@@ -465,6 +480,8 @@ class RunDriver:
                 self._enter_frame(frame)
                 return self._local_fn
             if kind is not _FUNCTION and kind is not _OTHER:  # a backward call's code
+                if _compiling():
+                    return None
                 return self._backward_local if self.recorder.begin_backward(frame, kind) else None
         except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
             self._internal_failure(exc)
@@ -477,7 +494,7 @@ class RunDriver:
         kind: Any = _BACKWARD_KIND.get(code)
         if kind is not None:
             pass
-        elif code.co_filename != self.filename or (
+        elif code.co_filename != self.filename or _compiled_code(code) or (
                 self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]):
             kind = None
         elif not code.co_flags & _CO_OPTIMIZED:
@@ -755,7 +772,7 @@ class RunDriver:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
         kind = _BACKWARD_BY_ID.get(id(code))
         if kind is not None:
-            if not self._paused and _get_ident() == self._thread:
+            if not self._paused and _get_ident() == self._thread and not _compiling():
                 try:
                     self.recorder.begin_backward(sys._getframe(1), kind)
                 except Exception as exc:
