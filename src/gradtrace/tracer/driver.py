@@ -780,7 +780,7 @@ class RunDriver:
             return None
         watched = id(code) in self._codes
         if not watched:
-            if code.co_filename != self.filename or (
+            if code.co_filename != self.filename or _compiled_code(code) or (
                     self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
                     <= self.line_range[1]):
                 self.foreign_codes += 1
