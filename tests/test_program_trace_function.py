@@ -1,9 +1,10 @@
-"""A program's own ``sys.settrace`` under the settrace path: it sees what plain Python shows it.
+"""A program's own ``sys.settrace``: it sees what plain Python shows it, on both line-event paths.
 
 While a run goes on, ``sys.settrace``/``sys.gettrace`` called by the program set and read a
-trace function of the program's; the tracer's own one stays installed and calls it in turn
-(``tracer/driver.py``). So the program's function gets the events of its own calls and of
-PyTorch's, never gradtrace's, and the tracer keeps following every statement.
+trace function of the program's; on the settrace path the tracer's own one stays installed and
+calls it in turn, on the monitoring path a stand-in calls it (``tracer/driver.py``). So the
+program's function gets the events of its own calls and of PyTorch's, never gradtrace's, and the
+tracer keeps following every statement.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 import pytest
 
 import gradtrace
+from gradtrace.tracer.driver import HAS_MONITORING
+
+PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
 
 #: a program whose trace function records every event it gets: calls of all code, lines and returns of its own
 #: functions; ``backward()`` runs gradtrace's backward hooks, learner functions run under both trace functions
@@ -47,9 +51,10 @@ w = f(x)
 """
 
 
-@pytest.fixture
-def settrace_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GRADTRACE_LINE_EVENTS", "settrace")
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("GRADTRACE_LINE_EVENTS", request.param)
+    return str(request.param)
 
 
 def _plain(source: str) -> dict[str, Any]:
@@ -65,10 +70,16 @@ def _plain(source: str) -> dict[str, Any]:
 def _traced(source: str) -> tuple[gradtrace.Trace, dict[str, Any], list[str]]:
     ns: dict[str, Any] = {}
     before = sys.gettrace()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        trace = gradtrace.trace_code(source, ns)
-    assert sys.gettrace() is before  # what was installed before the run is back
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            trace = gradtrace.trace_code(source, ns)
+    finally:
+        left = sys.gettrace()
+        sys.settrace(before)
+    # the settrace path puts back what was on before the run; the monitoring path never took it off, and
+    # leaves on what the program left on, as plain Python does
+    assert left is (before if os.environ["GRADTRACE_LINE_EVENTS"] == "settrace" else ns.get("left_on"))
     return trace, ns, [str(w.message) for w in caught]
 
 
@@ -77,7 +88,7 @@ def _named(events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [e[:2] if e[0] == "call" and len(e) == 3 and isinstance(e[2], str) else e for e in events]
 
 
-def test_a_program_s_trace_function_gets_the_events_plain_python_gives(settrace_path: None) -> None:
+def test_a_program_s_trace_function_gets_the_events_plain_python_gives(path: str) -> None:
     plain = _plain(PROGRAM)
     trace, ns, said = _traced(PROGRAM)
     assert not [s for s in said if "sys.settrace" in s]
@@ -90,7 +101,7 @@ def test_a_program_s_trace_function_gets_the_events_plain_python_gives(settrace_
         1, 2, 3, 4, 7, 10, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24]
 
 
-def test_gradtrace_s_own_code_is_never_seen(settrace_path: None) -> None:
+def test_gradtrace_s_own_code_is_never_seen(path: str) -> None:
     # a module's forward runs gradtrace's module hooks; backward() its node hooks and reads
     source = PROGRAM.replace("z = f(x)\n", "layer = torch.nn.Linear(2, 1)\nz = f(layer(x))\n")
     _trace, ns, _said = _traced(source)
@@ -100,7 +111,7 @@ def test_gradtrace_s_own_code_is_never_seen(settrace_path: None) -> None:
     assert ("call", "forward") in _named(ns["events"])
 
 
-def test_sys_is_left_as_it_was(settrace_path: None) -> None:
+def test_sys_is_left_as_it_was(path: str) -> None:
     settrace, gettrace = sys.settrace, sys.gettrace
-    _traced("import sys\nf = lambda *a: None\nsys.settrace(f)\nx = 1\n")  # left on by the program
+    _traced("import sys\nleft_on = lambda *a: None\nsys.settrace(left_on)\nx = 1\n")
     assert sys.settrace is settrace and sys.gettrace is gettrace

@@ -13,7 +13,9 @@ time a statement finishes. It hears lines one of two ways:
     events are switched on for the learner's code objects only, so PyTorch's own
     Python code runs at full speed: a call of any other code object costs one
     callback the first time and nothing after (the callback disables itself
-    there). A program's own ``sys.settrace(...)`` leaves it untouched. When no
+    there). A program's own ``sys.settrace(...)`` leaves it untouched, and its
+    trace function is called through a stand-in that hides gradtrace's own code
+    (snapshots run inside the monitoring callbacks). When no
     tool id is free (a debugger or profiler holds all six), the run falls back to
     ``settrace``.
 ``settrace`` (Python 3.11, and the fallback)
@@ -339,6 +341,8 @@ class RunDriver:
     def _stand_down(self, stand_ins: tuple[Any, Any, Any, Any]) -> None:
         outer_set, outer_get, settrace, gettrace = stand_ins
         self._standing_in = False
+        if not self._settrace and _real_gettrace() == self._global_chained:
+            _real_settrace(self._theirs)  # the program's function stays on after its run, as without gradtrace
         if sys.settrace is settrace:
             sys.settrace = outer_set
         if sys.gettrace is gettrace:
@@ -352,13 +356,15 @@ class RunDriver:
         self._theirs = function
         if function is None:  # Python stops calling the local trace functions too
             self._their_locals.clear()
-        if _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
+        if not self._settrace:  # sys.monitoring hears the lines: the program's function alone, with our code hidden
+            _real_settrace(None if function is None else self._global_chained)
+        elif _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
             _real_settrace(self._global if function is None else self._global_chained)
 
     def _global_chained(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """The global trace function while the program's own one is set: ours, then the program's,
         except for gradtrace's own code and what it calls."""
-        ours = self._global(frame, event, arg)
+        ours = self._global(frame, event, arg) if self._settrace else None
         theirs = self._theirs
         if theirs is None:
             return ours
@@ -671,6 +677,9 @@ class RunDriver:
         self._settrace = False
         self._tool = tool
         self.recorder.ours = None  # any trace function installed is someone else's
+        self._shown = _real_gettrace()  # left on: the program's code runs under it as without gradtrace
+        self._theirs = None
+        stand_ins = self._stand_in()
         callbacks = {
             ev.PY_START: self._mon_start, ev.PY_RESUME: self._mon_start, ev.PY_THROW: self._mon_throw,
             ev.PY_RETURN: self._mon_return, ev.PY_YIELD: self._mon_return, ev.PY_UNWIND: self._mon_unwind,
@@ -702,6 +711,7 @@ class RunDriver:
                 mon.free_tool_id(tool)
                 mon.restart_events()  # leave no disabled events behind for the next holder of the id
                 self._tool = None
+                self._stand_down(stand_ins)
                 self._stop_recording()
                 self._frames.clear()
                 self._codes.clear()
