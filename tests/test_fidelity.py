@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import given, settings
-from regressions.fidelity import KNOWN_CLASSES, _same_stats, check_fidelity, run_watched
+from regressions.fidelity import _same_stats, check_fidelity, run_watched
 from test_fuzz import FUZZ, programs
 
 import gradtrace
@@ -40,14 +40,13 @@ KNOWN = {
     ids=[p.stem for p in CORPUS],
 )
 def test_corpus_program(path: Path) -> None:
-    # a known defect class is tolerated everywhere but in the strict case that shows it
-    check_fidelity(path.read_text(), tolerate=frozenset() if path.stem in KNOWN else KNOWN_CLASSES)
+    check_fidelity(path.read_text())
 
 
 @settings(FUZZ, max_examples=300)
 @given(programs())
 def test_generated_program(source: str) -> None:
-    check_fidelity(source, tolerate=KNOWN_CLASSES)  # known defects (each a strict case in KNOWN)
+    check_fidelity(source)
 
 
 def test_watcher_tells_apart_statements_of_one_line() -> None:

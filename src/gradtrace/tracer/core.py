@@ -130,6 +130,8 @@ class Tracer(RunDriver):
         self.prev: Step | None = None
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
+        #: storages of tensors handed to NumPy (``x.detach().numpy()``): NumPy can write them unseen
+        self._numpy_storages: set[int] = set()
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
         #: gc, grad mode and line hook to put back when an interrupt cuts our own putting-back short
@@ -199,9 +201,13 @@ class Tracer(RunDriver):
         prev = self.prev
         book.module = rec.running_module()  # the statement's own new nodes were made in it
         outside = self._outside_writers()
-        heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside)
+        numpy_held = self._numpy_storages
+        heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside
+                     or numpy_held)
         if rec.inplace or rec.written or outside:
             book.touched([t for _op, t in rec.inplace] + rec.written + outside)
+        if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
+            book.dirty = book.dirty | numpy_held
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
@@ -400,6 +406,12 @@ class Tracer(RunDriver):
                 out.append(t)
                 live.append(ref)
         self.recorder.shared[:] = live
+        fresh = self.recorder.shared_storages
+        if fresh or self._numpy_storages:  # kept while a shown tensor holds that memory, and for the statement
+            held = self.scene.by_storage  # that handed it out (its names are read after this)
+            self._numpy_storages = {s for s in self._numpy_storages if held.get(s)}
+            self._numpy_storages.update(fresh)
+            fresh.clear()
         self._grads_changed()
         return out
 

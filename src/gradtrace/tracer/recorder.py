@@ -268,6 +268,9 @@ class Recorder(TorchFunctionMode):
         self.thread = _get_ident()
         #: tensors handed to NumPy (``t.numpy()``): NumPy can write them behind torch's back
         self.shared: list[weakref.ref[torch.Tensor]] = []
+        #: the storages of those tensors, noted at the call: ``x.detach().numpy()`` hands NumPy a temporary
+        #: that dies at once, while the array still writes ``x``'s memory (the tracer takes them each step)
+        self.shared_storages: list[int] = []
         #: called when recording stops for good (the tracer drops what it held for the run)
         self.on_stop: Callable[[], None] | None = None
         #: > 0 while the recorder is pushed as a torch function mode
@@ -572,6 +575,10 @@ class Recorder(TorchFunctionMode):
             written.extend(a for a in kwargs.values() if isinstance(a, torch.Tensor))
         if name in _SHARES_MEMORY and args and isinstance(args[0], torch.Tensor):
             self.shared.append(weakref.ref(args[0]))
+            try:
+                self.shared_storages.append(int(args[0].untyped_storage().data_ptr()))
+            except Exception:  # a layout without a storage gives NumPy no memory to write
+                pass
 
     def _record(self, name: str, out: Any, args: tuple[Any, ...]) -> None:
         if _inplace_name(name):
