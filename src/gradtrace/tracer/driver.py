@@ -360,6 +360,19 @@ class RunDriver:
             _real_settrace(None if function is None else self._global_chained)
         elif _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
             _real_settrace(self._global if function is None else self._global_chained)
+            if function is not None:
+                # a debugger (pdb's set_trace) first gives the running frames its own local trace function:
+                # in the frames we follow, ours stays and calls that one in turn
+                for frame in [*self.pending, *self._labels]:
+                    local = frame.f_trace
+                    if local is not None and local != self._local_fn:
+                        self._their_locals[frame] = local
+                        frame.f_trace = self._local_fn
+                outer: types.FrameType | None = sys._getframe(1)
+                while outer is not None:  # and gradtrace's own frames, running the program, stay unseen
+                    if outer.f_code.co_filename.startswith(_OWN_DIR) and outer.f_trace is not None:
+                        outer.f_trace = None
+                    outer = outer.f_back
 
     def _global_chained(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """The global trace function while the program's own one is set: ours, then the program's,
