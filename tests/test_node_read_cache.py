@@ -85,3 +85,24 @@ def test_each_new_node_of_a_training_loop_is_read_once() -> None:
         stack += [n for n, _ in node.next_functions]
     assert five["nodes"] - one["nodes"] == 4 * made  # every new node read once, however many steps show it
     assert five["module reads"] - one["module reads"] == 4 * 3  # one read per module that made a node
+
+
+def test_the_shared_edges_of_a_long_chain_stay_bounded() -> None:
+    from gradtrace.tracer import graph
+    from gradtrace.tracer.ids import Ids
+
+    n = graph._MAX_EDGES + 500
+    h = torch.ones(1, requires_grad=True)
+    for _ in range(n):
+        h = h * 1.0001
+    book = graph.GraphBook(Ids())
+    new = book.walk(h.grad_fn, output=h)
+    assert len(new) == n + 1  # the chain's nodes and the leaf's accumulator
+    assert len(book._edges_made) <= graph._MAX_EDGES
+    # every node's input edge still leads where PyTorch's does
+    fn, ids = h.grad_fn, book.ids
+    for _ in range(n):
+        (nxt, nr), *_rest = fn.next_functions
+        edge = book.nodes[ids.node(fn)].inputs[0]
+        assert edge is not None and (edge.node, edge.output_nr) == (ids.node(nxt), nr)
+        fn = nxt

@@ -115,3 +115,36 @@ def test_sys_is_left_as_it_was(path: str) -> None:
     settrace, gettrace = sys.settrace, sys.gettrace
     _traced("import sys\nleft_on = lambda *a: None\nsys.settrace(left_on)\nx = 1\n")
     assert sys.settrace is settrace and sys.gettrace is gettrace
+
+
+#: what a debugger's ``set_trace`` does (``bdb``): its local trace function on every running frame, then its global one
+DEBUGGER = """\
+import sys
+import torch
+events = []
+def local(frame, event, arg):
+    events.append((event, frame.f_code.co_name, frame.f_lineno))
+    return local
+def watch(frame, event, arg):
+    return None
+def stop_here():
+    frame = sys._getframe(1)
+    while frame is not None:
+        frame.f_trace = local
+        frame = frame.f_back
+    sys.settrace(watch)
+x = torch.ones(2, requires_grad=True)
+stop_here()
+y = x * 2
+z = y.sum()
+sys.settrace(None)
+w = z + 1
+"""
+
+
+def test_a_debugger_s_set_trace_keeps_both_following_the_program(path: str) -> None:
+    plain = _plain(DEBUGGER)
+    trace, ns, said = _traced(DEBUGGER)
+    assert not said
+    assert ns["events"] == plain["events"] and plain["events"]  # only the program's lines, none of gradtrace's frames
+    assert [s.lineno for s in trace.steps][-5:] == [16, 17, 18, 19, 20]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: States of a value saved by a backward node.
 ALIVE, FREED, STALE = "alive", "freed", "stale"
@@ -28,11 +28,17 @@ class Summary:
     number for a 0-d tensor) when the tensor has at most 16 elements; otherwise
     it is ``None`` and ``stats`` holds ``(min, mean, max)`` when they could be
     computed. ``text`` is the short form shown in pictures.
+
+    ``layout`` is the tensor's memory layout as PyTorch names it without the
+    ``torch.`` prefix (``strided``, ``sparse_coo``, ``sparse_csr``...). A sparse
+    tensor's ``values`` and ``stats`` are ``None``: what it holds (its indices and
+    stored values) is in ``text``.
     """
 
     text: str
     values: Any = None
     stats: tuple[float, float, float] | None = None
+    layout: str = "strided"
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,11 @@ class TensorInfo:
     value: Summary
     grad: Summary | None
     is_param: bool = False
+
+    @property
+    def layout(self) -> str:
+        """The tensor's memory layout (``strided`` for an ordinary tensor, ``sparse_coo``...)."""
+        return getattr(self.value, "layout", "strided")
 
     @property
     def kind(self) -> str:

@@ -411,5 +411,7 @@ def test_a_widget_drawn_from_saved_state_offers_no_kernel_unfolding(life: Lab, b
     finally:
         context.close()
     assert "no unfolded picture of it was prepared" in words and "run its cell again" in words, words
+    assert re.search(r"draw step \d+ \(line \d+\) in Python, with trace the Trace this shows \(trace = "
+                     r"gradtrace\.last_trace\(\)", words), words  # a name the learner can make, not trace[5] alone
     assert "Laying out" not in words
     assert guard.dialogs == [] and guard.outside == [] and guard2.dialogs == [] and guard2.outside == []

@@ -183,6 +183,9 @@ def test_a_page_without_the_view_says_how_to_see_it(browser: Any, tmp_path: Path
     assert found, said
     index, target = int(found[1]), eval(found[2])  # noqa: S307 - a string or list literal the page wrote
     assert index == trace.steps[-1].index
+    # the learner is told which step and line, as the stepper numbers them, and where ``trace`` comes from
+    assert f"draw step {index + 1} (line {trace.steps[-1].lineno}) in Python, with trace the Trace this shows " \
+           "(trace = gradtrace.last_trace() right after tracing" in said
     assert f"{block['id']}:" not in step_graph(trace[index], unfold=target).text  # runs as written
     drawn = step_graph(trace[index], unfold=target, max_nodes=FILM_MAX_NODES)  # at the stepper's cap
     assert f"{block['id']}:" in step_graph(trace[index], max_nodes=FILM_MAX_NODES).text

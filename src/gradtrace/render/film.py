@@ -322,6 +322,7 @@ def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any
         ["grad", summary_text(t.grad)],
         ["shape", shape_text(t.shape)],
         ["dtype", clean(t.dtype)],
+        *([] if t.layout == "strided" else [["layout", clean(t.layout)]]),
         ["device", clean(t.device)],
         ["version", str(t.version)],
         ["grad_fn", "None" if t.grad_fn is None else _node_name(step, t.grad_fn)],

@@ -76,7 +76,11 @@ def plain(value: Any) -> Any:
 def summary_dict(s: Summary | None) -> dict[str, Any] | None:
     if s is None:
         return None
-    return {"text": s.text, "values": plain(s.values), "stats": plain(s.stats)}
+    d = {"text": s.text, "values": plain(s.values), "stats": plain(s.stats)}
+    layout = s.layout
+    if layout != "strided":  # written only for the rare other layouts (sparse), so documents stay small
+        d["layout"] = layout
+    return d
 
 
 def _tensor(t: TensorInfo) -> dict[str, Any]:
@@ -205,7 +209,7 @@ def _summary(d: Any) -> Summary | None:
         return None
     stats = d.get("stats")
     return Summary(text=d["text"], values=_number(d.get("values")),
-                   stats=None if stats is None else tuple(_number(stats)))
+                   stats=None if stats is None else tuple(_number(stats)), layout=d.get("layout", "strided"))
 
 
 def _tensor_info(d: dict[str, Any]) -> TensorInfo:

@@ -190,7 +190,8 @@ def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = L
         Row(head, "head"),
         Row("data " + fit(summary_text(t.value), limit - 5)),
         Row("grad " + fit(summary_text(t.grad), limit - 5), grad_cls),
-        Row(fit(f"{t.dtype} {shape_text(t.shape)}", limit)),
+        Row(fit(f"{t.dtype} {shape_text(t.shape)}" if t.layout == "strided" else
+                f"{t.dtype} {t.layout} {shape_text(t.shape)}", limit)),
     ]
 
 

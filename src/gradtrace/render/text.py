@@ -51,6 +51,8 @@ def _tensor_label(step: Step, t: TensorInfo) -> str:
 
 def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
     extras = []
+    if t.layout != "strided":
+        extras.append(f"layout {clean(t.layout)}")
     if t.device != "cpu":
         extras.append(f"device {clean(t.device)}")
     if t.base is not None:

@@ -555,12 +555,13 @@ class Tracer(RunDriver):
             except Exception:
                 keys, values = [], []
             same_keys = src.keys is not None and len(keys) == len(src.keys) and keys == src.keys
-            if not same_keys or not src.values.same(values):
-                if same_keys and _only_plain_values_moved(keys, values, src):
+            moved = src.values.moved(values) if same_keys else None
+            if moved is None or moved:
+                if moved and _only_plain_values_moved(keys, values, moved, src):
                     return self._refresh(src, ns, prefix, False, None)  # the containers, if any
                 slots = src.slots
-                if same_keys and slots is not None:  # only the values that moved are looked at
-                    src.values, moved = src.values.update(values)
+                if moved and slots is not None:  # only the values that moved are looked at
+                    src.values = src.values.update(values, moved)
                     parts = src.parts
                     rebound: list[tuple[str, Any, bool]] | None = []
                     for i in moved:
@@ -918,13 +919,13 @@ def _entries(ns: Any, prefix: str, parts: dict[str, tuple[Any, type, list[tuple[
     return out
 
 
-def _only_plain_values_moved(keys: list[Any], values: list[Any], src: _Source) -> bool:
+def _only_plain_values_moved(keys: list[Any], values: list[Any], moved_at: list[int], src: _Source) -> bool:
     """True when the names whose values changed show no tensor, before or after (a loop counter):
     their entries are brought up to date, and the scope's entries stay as they are."""
     parts = src.parts
     moved = []
     held = src.values
-    for i in held.moved(values):
+    for i in moved_at:
         key, now = keys[i], values[i]
         if type(key) is not str:
             return False
@@ -1028,14 +1029,13 @@ class _Held:
             self.strong[self.pos[i]] = value
         return True
 
-    def update(self, values: list[Any]) -> tuple[_Held, list[int]]:
-        """This, holding ``values`` (the same number of values) in place of those held, or a new one; and
-        the places of the values that moved."""
-        moved = self.moved(values)
+    def update(self, values: list[Any], moved: list[int]) -> _Held:
+        """This, holding ``values`` (the same number of values) in place of those held, or a new one;
+        ``moved``: the places of the values that moved (see :meth:`moved`)."""
         whole = False
         for i in moved:
             whole = whole or not self.put(i, values[i])
-        return (_Held(values) if whole else self), moved
+        return _Held(values) if whole else self
 
 
 _NONES = itertools.repeat(None)

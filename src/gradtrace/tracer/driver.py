@@ -60,6 +60,21 @@ from .recorder import Recorder, grads_may_change, needs_mode
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
+
+def _compiling() -> bool:
+    """``torch.compile`` is tracing (Dynamo, or AOTAutograd running autograd.grad on fake tensors):
+    a backward call then is the compiler's, not one the program made."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    return torch.compiler.is_compiling() or torch._guards.TracingContext.try_get() is not None
+
+
+def _compiled_code(code: types.CodeType) -> bool:
+    """``code`` is the bytecode ``torch.compile`` made of a function: it runs the compiled graph, and
+    its frame is no statement of the program (the function's own code runs when it is not compiled)."""
+    dynamo_utils = sys.modules.get("torch._dynamo.utils")
+    return dynamo_utils is not None and code in dynamo_utils.orig_code_map
+
 if TYPE_CHECKING:
     from .graph import GraphBook
 
@@ -360,6 +375,19 @@ class RunDriver:
             _real_settrace(None if function is None else self._global_chained)
         elif _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
             _real_settrace(self._global if function is None else self._global_chained)
+            if function is not None:
+                # a debugger (pdb's set_trace) first gives the running frames its own local trace function:
+                # in the frames we follow, ours stays and calls that one in turn
+                for frame in [*self.pending, *self._labels]:
+                    local = frame.f_trace
+                    if local is not None and local != self._local_fn:
+                        self._their_locals[frame] = local
+                        frame.f_trace = self._local_fn
+                outer: types.FrameType | None = sys._getframe(1)
+                while outer is not None:  # and gradtrace's own frames, running the program, stay unseen
+                    if outer.f_code.co_filename.startswith(_OWN_DIR) and outer.f_trace is not None:
+                        outer.f_trace = None
+                    outer = outer.f_back
 
     def _global_chained(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         """The global trace function while the program's own one is set: ours, then the program's,
@@ -452,6 +480,8 @@ class RunDriver:
                 self._enter_frame(frame)
                 return self._local_fn
             if kind is not _FUNCTION and kind is not _OTHER:  # a backward call's code
+                if _compiling():
+                    return None
                 return self._backward_local if self.recorder.begin_backward(frame, kind) else None
         except Exception as exc:  # e.g. no room left on the stack for the tracer's own calls
             self._internal_failure(exc)
@@ -464,7 +494,7 @@ class RunDriver:
         kind: Any = _BACKWARD_KIND.get(code)
         if kind is not None:
             pass
-        elif code.co_filename != self.filename or (
+        elif code.co_filename != self.filename or _compiled_code(code) or (
                 self.line_range is not None and not self.line_range[0] <= code.co_firstlineno <= self.line_range[1]):
             kind = None
         elif not code.co_flags & _CO_OPTIMIZED:
@@ -742,7 +772,7 @@ class RunDriver:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
         kind = _BACKWARD_BY_ID.get(id(code))
         if kind is not None:
-            if not self._paused and _get_ident() == self._thread:
+            if not self._paused and _get_ident() == self._thread and not _compiling():
                 try:
                     self.recorder.begin_backward(sys._getframe(1), kind)
                 except Exception as exc:
@@ -750,7 +780,7 @@ class RunDriver:
             return None
         watched = id(code) in self._codes
         if not watched:
-            if code.co_filename != self.filename or (
+            if code.co_filename != self.filename or _compiled_code(code) or (
                     self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
                     <= self.line_range[1]):
                 self.foreign_codes += 1

@@ -34,7 +34,7 @@ def _summary(g: Any) -> Summary | None:
     """Small gradients in full; a large one by its shape only (its numbers are not written out)."""
     if not isinstance(g, torch.Tensor):
         return None
-    if g.numel() > MAX_ELEMENTS:
+    if g.numel() > MAX_ELEMENTS and g.layout is torch.strided:  # a sparse one: its few stored values
         return Summary(text="shape (" + ", ".join(str(int(d)) for d in g.shape) + ")")
     return summarize(g)
 

@@ -136,6 +136,8 @@ def read_attrs(node: Any, names: Iterable[str] | None = None) -> tuple[tuple[str
 #: (kind, saved values, their types) -> the attrs of a node that saved them (see :func:`_read_attrs`)
 _ATTRS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
 _MAX_ATTRS = 4096
+#: how many input edges a book keeps to share (a layer's weight is an input at every call)
+_MAX_EDGES = 4096
 #: saved values whose text :func:`_read_attrs` may keep: equal values of one of these types read the same
 #: (for a float, but for 0.0 and -0.0; a tuple is kept when it holds ints only)
 _PLAIN = frozenset({int, bool, str, type(None), float, tuple})
@@ -368,7 +370,7 @@ class GraphBook:
         #: the module new nodes belong to when a walk is not told (the innermost module running while
         #: the tracer takes a step inside a forward: the statement's own calls were made in it)
         self.module = ""
-        #: (node id, output number) -> its :class:`Edge` (see :meth:`_edges`)
+        #: (node id, output number) -> its :class:`Edge` (see :meth:`_edges`; at most ``_MAX_EDGES``)
         self._edges_made: dict[tuple[str, int], Edge] = {}
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
@@ -572,6 +574,8 @@ class GraphBook:
             key = (stamp_node(nxt)[0] if nid is None else nid, nr)
             edge = made.get(key)
             if edge is None:
+                if len(made) >= _MAX_EDGES:  # bounded: a long chain's edges are each met once
+                    made.clear()
                 edge = made[key] = _record(Edge, node=key[0], output_nr=nr)
             edges.append(edge)
         return tuple(edges)

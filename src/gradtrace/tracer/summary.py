@@ -32,6 +32,8 @@ MEAN_CHUNK = 1 << 20  # elements summed at a time for the mean of a large tensor
 CAPTURE_MAX = 4096
 
 _PACK = {torch.float32: "f", torch.float16: "e"}
+#: the real dtype of each part of a complex dtype
+_PART = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
 _STRIDED = torch.strided
 _string_at = ctypes.string_at
 
@@ -57,15 +59,67 @@ def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
         return Summary(text="<meta: no values>")
     d = t.detach()
     if d.layout != torch.strided:
-        if d.numel() > MAX_ELEMENTS:
-            return Summary(text=f"<{str(d.layout).replace('torch.', '')}: {d.numel()} elements>")
-        d = d.to_dense()
+        return _sparse_summary(d)
     if d.numel() <= MAX_ELEMENTS:
         return LazySummary(d.tolist(), None, d.dtype)
     stats = _stats(d)
     if stats is None:
         return Summary(text=f"<{d.numel()} values>")
     return LazySummary(None, stats, d.dtype)
+
+
+def _sparse_summary(d: torch.Tensor) -> Summary:
+    """What a sparse tensor holds, as PyTorch holds it: its stored indices and values, not a dense copy.
+
+    A COO tensor that is not coalesced may store one index more than once (its entries add up);
+    the text says so rather than adding them. ``values`` is the dense equivalent (``to_dense()``)
+    when it has at most 16 elements, for arithmetic that redoes PyTorch's; it is never shown as the value."""
+    layout = str(d.layout).replace("torch.", "")
+    total = d.numel()  # positions of a compressed (CSR...) tensor's elements
+    summary = _sparse_text(d, layout, total)
+    if total <= MAX_ELEMENTS:
+        try:
+            return Summary(summary.text, d.to_dense().tolist(), None, layout)
+        except Exception:
+            pass
+    return summary
+
+
+def _sparse_text(d: torch.Tensor, layout: str, total: int) -> Summary:
+    if d.layout == torch.sparse_coo:
+        nnz = int(d._nnz())
+        positions = math.prod(d.shape[: d.sparse_dim()])
+        head = f"{layout} shape {_shape(d)}, {nnz} of {positions} entries stored"
+        if not d.is_coalesced():
+            repeated = nnz <= CAPTURE_MAX and int(d.coalesce()._nnz()) < nnz
+            head += " (not coalesced: a repeated index adds up)" if repeated else " (not coalesced)"
+        values = d._values()
+        if values.numel() <= MAX_ELEMENTS:
+            dtype = values.dtype
+            return Summary(text=f"{head}: indices {d._indices().tolist()} "
+                                f"values {format_values(values.tolist(), dtype)}", layout=layout)
+        return Summary(text=f"{head}: stored values {_values_stats_text(values)}", layout=layout)
+    if d.layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+        values = d.values()
+        compressed, plain = (d.crow_indices(), d.col_indices()) if d.layout in (torch.sparse_csr, torch.sparse_bsr) \
+            else (d.ccol_indices(), d.row_indices())
+        names = ("crow_indices", "col_indices") if d.layout in (torch.sparse_csr, torch.sparse_bsr) \
+            else ("ccol_indices", "row_indices")
+        head = f"{layout} shape {_shape(d)}, {values.numel()} of {total} entries stored"
+        if values.numel() <= MAX_ELEMENTS and compressed.numel() + plain.numel() <= 4 * MAX_ELEMENTS:
+            return Summary(text=f"{head}: {names[0]} {compressed.tolist()} {names[1]} {plain.tolist()} "
+                                f"values {format_values(values.tolist(), values.dtype)}", layout=layout)
+        return Summary(text=f"{head}: stored values {_values_stats_text(values)}", layout=layout)
+    return Summary(text=f"<{layout}: {total} elements>", layout=layout)
+
+
+def _shape(d: torch.Tensor) -> str:
+    return "(" + ", ".join(str(int(n)) for n in d.shape) + ("," if d.dim() == 1 else "") + ")"
+
+
+def _values_stats_text(values: torch.Tensor) -> str:
+    stats = _stats(values.reshape(-1)) if values.numel() else None
+    return "none" if stats is None else _stats_text(stats, values.dtype)
 
 
 def _capture(t: torch.Tensor, dtype: torch.dtype, n: int) -> Captured | None:
@@ -99,6 +153,9 @@ def _capture(t: torch.Tensor, dtype: torch.dtype, n: int) -> Captured | None:
 
 def _stats_text(stats: tuple[float, float, float], dtype: torch.dtype) -> str:
     lo, mean, hi = stats
+    if dtype.is_complex:  # the stats of a complex tensor are of its magnitudes (see _stats)
+        part = _PART.get(dtype, torch.float64)
+        return f"|z| min {format_number(lo, part)} mean {mean:.5g} max {format_number(hi, part)}"
     if dtype.is_floating_point:
         lo_text, hi_text = format_number(lo, dtype), format_number(hi, dtype)
     else:
@@ -184,6 +241,10 @@ class _OnDemand(Summary):
     def stats(self) -> tuple[float, float, float] | None:
         return self._real().stats
 
+    @property
+    def layout(self) -> str:
+        return self._real().layout
+
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
@@ -200,7 +261,7 @@ class _OnDemand(Summary):
 
     def __reduce__(self) -> tuple[Any, ...]:
         real = self._real()
-        return (Summary, (real.text, real.values, real.stats))
+        return (Summary, (real.text, real.values, real.stats, real.layout))
 
 
 class Captured(_OnDemand):
@@ -271,8 +332,9 @@ def format_number(v: Any, dtype: torch.dtype) -> str:
         return str(v)
     if isinstance(v, complex):
         real, imag = v.real, v.imag
+        part = _PART.get(dtype, torch.float64)  # each part has the precision of the complex dtype's halves
         sign = "-" if imag < 0 or (imag == 0 and math.copysign(1, imag) < 0) else "+"
-        return f"{format_number(real, torch.float64)}{sign}{format_number(abs(imag), torch.float64)}j"
+        return f"{format_number(real, part)}{sign}{format_number(abs(imag), part)}j"
     if math.isnan(v):
         return "nan"
     if math.isinf(v):

@@ -1244,8 +1244,11 @@ function unfolder(film, steps, onChange, ask) {
       const how = ask ? "run its cell again in a notebook with a kernel (a click then asks the kernel to lay it out)"
         : 'trace this in a notebook with gradtrace.notebook.settings.widget = "anywidget" (a click then asks the '
           + "kernel to lay it out)";
+      // in the learner's words: the step as the stepper numbers it, and where the Trace in the code comes from
       note = [i, `${block.title}: no unfolded picture of it was prepared at this step (the page keeps its size bounded); `
-        + `its details are shown instead. To see it unfolded, ${how}, or draw it: `
+        + `its details are shown instead. To see it unfolded, ${how}, or draw step ${stepNumber(steps[i])} `
+        + `(line ${steps[i].lineno}) in Python, with trace the Trace this shows (trace = gradtrace.last_trace() `
+        + `right after tracing, or gradtrace.Trace.from_json of its saved JSON): `
         + `gradtrace.render.step_graph(trace[${steps[i].index}], unfold=${target}).`];
       return false;
     },
