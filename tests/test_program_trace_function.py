@@ -9,6 +9,7 @@ tracer keeps following every statement.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import warnings
@@ -49,6 +50,19 @@ sys.settrace(None)
 after = sys.gettrace()
 w = f(x)
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_gc_callbacks() -> Any:
+    """gc callbacks left by other code in this process (torch's cycle observer) run at whichever
+    allocation starts a collection, which differs from run to run: the program's trace function would
+    see their calls at random. Off while each test runs, and put back after."""
+    kept = gc.callbacks[:]
+    gc.callbacks.clear()
+    try:
+        yield
+    finally:
+        gc.callbacks[:] = kept
 
 
 @pytest.fixture(params=PATHS)
