@@ -613,16 +613,7 @@ class GraphBook:
                 by.append((nid, name))
         elif not name.startswith("saved_tensors["):
             self._no_id.add(nid)
-        filed = self._filed.get(nid)
-        if filed is None:
-            filed = self._filed[nid] = set()
-        if storage not in filed:
-            filed.add(storage)
-            held = self.untracked.get(storage)
-            if held is None:
-                self.untracked[storage] = {nid}
-            else:
-                held.add(nid)
+        self._file(nid, storage)
         if tid is None:
             value = self.summary(None, data, version)
         elif data is ids.obj(tid):
