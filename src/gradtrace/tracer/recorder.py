@@ -68,6 +68,23 @@ _get_ident = threading.get_ident
 _NormBase = torch.nn.modules.batchnorm._NormBase
 _DISPATCHER = torch.overrides.handle_torch_function.__code__
 _ORIGINALS: dict[types.CodeType, Any] = {}
+_getframe = sys._getframe
+
+
+def _call_impl_inner() -> types.CodeType | None:
+    """The code of the function in ``Module._call_impl`` that runs the global forward hooks.
+
+    A global forward pre-hook is given the positional arguments only (torch offers no keyword
+    form of it); the keyword arguments are the ``kwargs`` of the frame that calls the hook.
+    """
+    code = getattr(torch.nn.Module._call_impl, "__code__", None)
+    for const in () if code is None else code.co_consts:
+        if isinstance(const, types.CodeType) and "kwargs" in const.co_freevars:
+            return const
+    return None
+
+
+_HOOKS_CODE = _call_impl_inner()
 
 
 def original_of(func: Any) -> Any:
@@ -393,8 +410,14 @@ class Recorder(TorchFunctionMode):
             return
         try:
             on_node, last = self.on_node, self._last
+            items = args if type(args) is tuple else _tensors(args)
+            caller = _getframe(1)
+            if caller.f_code is _HOOKS_CODE:  # tensors passed by keyword: ``act(input=t)``, ``attn(query=q, ...)``
+                kwargs = caller.f_locals.get("kwargs")
+                if kwargs:
+                    items = (*items, *kwargs.values())
             with _DisableTorchFunction():  # the learner's modes and subclasses see none of these reads
-                for a in args if type(args) is tuple else _tensors(args):
+                for a in items:
                     if not isinstance(a, _Tensor):
                         continue
                     try:
