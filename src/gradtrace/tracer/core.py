@@ -765,7 +765,29 @@ class Tracer(RunDriver):
             mine = None if t is None else storage_of(t)
             return mine is not None and where[other] == mine
 
-        return mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale, shares)
+        made, made_from = self._made_and_changed(mutated, tensors)
+        return mutate_events(mutated + made, direct, self.scene.before, tensors, self.scene.changed, self._stale,
+                             shares, made_from)
+
+    def _made_and_changed(
+        self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]
+    ) -> tuple[list[tuple[str, int, int]], dict[str, str | None]]:
+        """Tensors shown for the first time that the statement's in-place calls changed (``y = x.exp().add_(1)``,
+        ``ReLU(inplace=True)`` of a new tensor): ``(tid, version before, now)`` and the node each had before."""
+        out: list[tuple[str, int, int]] = []
+        nodes: dict[str, str | None] = {}
+        done = {tid for tid, _v0, _v1 in mutated}
+        before, ids = self.scene.before, self.ids
+        for t, v0, fn in self.recorder.changed_from:  # in call order: the first change of each tensor counts
+            tid = ids.tensor(t)
+            if tid is None or tid in done or tid not in tensors or before(tid) is not None:
+                continue
+            done.add(tid)
+            v1 = version_of(t)
+            if v1 != v0:
+                out.append((tid, v0, v1))
+                nodes[tid] = None if fn is None else ids.node(fn)
+        return out, nodes
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
         """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""

@@ -106,13 +106,14 @@ def binding_events(
 def mutate_events(
     mutated: list[tuple[str, int, int]], direct: dict[str, str], before: _Infos, tensors: Mapping[str, TensorInfo],
     changed: Iterable[str], stale: Callable[[str, int], tuple[tuple[str, str], ...]],
-    shares: Callable[[str, str], bool] | None = None,
+    shares: Callable[[str, str], bool] | None = None, made_from: Mapping[str, str | None] | None = None,
 ) -> list[Event]:
     """Mutate events: ``(tid, version before, now)`` for the versions that moved, ``direct`` the tensors the
     statement's in-place calls were made on (id -> the call), ``before(tid)`` a tensor's info at the step
     before, ``tensors`` now, ``changed`` the tensors whose info is new (a value written behind the version
     counter shows there), ``stale(tid, version)`` the saved values the change made stale, ``shares(tid, other)``
-    whether two tensors share memory (a change is told as made through ``other`` only then)."""
+    whether two tensors share memory (a change is told as made through ``other`` only then), ``made_from`` the node
+    each tensor the step made had before the step changed it (it has no info at the step before)."""
     out: list[Event] = []
     for tid, v0, v1 in mutated:
         info = tensors.get(tid)
@@ -125,7 +126,7 @@ def mutate_events(
                 tid,
                 v0,
                 v1,
-                None if was is None else was.grad_fn,
+                (made_from or {}).get(tid) if was is None else was.grad_fn,
                 None if info is None else info.grad_fn,
                 stale(tid, v1),
                 via,

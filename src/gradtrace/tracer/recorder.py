@@ -66,6 +66,8 @@ _DisableTorchFunction = torch._C.DisableTorchFunction
 _ref = weakref.ref
 _get_ident = threading.get_ident
 _NormBase = torch.nn.modules.batchnorm._NormBase
+#: a tensor whose ``grad_fn`` could not be read
+_NO_NODE = object()
 _DISPATCHER = torch.overrides.handle_torch_function.__code__
 _ORIGINALS: dict[types.CodeType, Any] = {}
 _getframe = sys._getframe
@@ -223,6 +225,17 @@ def needs_mode_now() -> bool:
             or torch._C._autograd._top_saved_tensors_default_hooks(False) is not None)
 
 
+def _base_of(t: torch.Tensor) -> tuple[torch.Tensor, Any] | None:
+    """A view's base and the base's node now (a change through the view changes both), or None."""
+    base = t._base
+    if base is None:
+        return None
+    try:
+        return base, base.grad_fn
+    except Exception:  # see graph.grad_fn_of
+        return base, _NO_NODE
+
+
 def _inplace_op(t: torch.Tensor) -> str:
     """``add_`` for a tensor whose node is now ``AddBackward0``: the name of the in-place call that made it."""
     fn = grad_fn_of(t)
@@ -231,6 +244,10 @@ def _inplace_op(t: torch.Tensor) -> str:
     if not base or base == name:
         return "in-place call"
     return base.lower() + "_"
+
+
+#: a call's first argument as the call began: its version, node, and its base with the base's node
+_Was = tuple[int, Any, "tuple[torch.Tensor, Any] | None"]
 
 
 def _tensors(x: Any) -> list[torch.Tensor]:
@@ -278,8 +295,8 @@ class Recorder(TorchFunctionMode):
         #: the output the last module forward returned with a node, and its version then: its nodes have
         #: been read (a weak reference: the recorder keeps no tensor alive)
         self._last: tuple[weakref.ref[torch.Tensor], int] | None = None
-        #: per running module: its tensor arguments and their versions as its forward began
-        self._inputs: list[list[tuple[torch.Tensor, int]]] = []
+        #: per running module: its tensor arguments, their versions, nodes and bases as its forward began
+        self._inputs: list[list[tuple[torch.Tensor, int, Any, Any]]] = []
         self._handles: list[Any] = []
         #: the thread the run records (module hooks are global: other threads' forward calls are not ours)
         self.thread = _get_ident()
@@ -404,7 +421,7 @@ class Recorder(TorchFunctionMode):
         if _get_ident() != self.thread:
             return  # another thread's module: the hooks are global, the recording is the run's thread's
         self._modules.append(module)
-        inputs: list[tuple[torch.Tensor, int]] = []
+        inputs: list[tuple[torch.Tensor, int, Any, Any]] = []
         self._inputs.append(inputs)
         if not self.active or self.in_backward:
             return
@@ -424,13 +441,22 @@ class Recorder(TorchFunctionMode):
                         version = a._version
                     except Exception:  # inference tensors have no version counter
                         version = -1
-                    inputs.append((a, version))
-                    if on_node is None or last is not None and last[1] == version and last[0]() is a:
-                        continue  # the output a module just returned, unchanged: its nodes were read then
+                    fn: Any
                     try:
                         fn = a.grad_fn
                     except Exception:  # see graph.grad_fn_of
-                        continue
+                        fn = _NO_NODE
+                    b = a._base  # (_base_of, inline: no Python call on the usual path)
+                    base: tuple[torch.Tensor, Any] | None = None
+                    if b is not None:
+                        try:
+                            base = (b, b.grad_fn)
+                        except Exception:
+                            base = (b, _NO_NODE)
+                    inputs.append((a, version, fn, base))  # what an in-place forward changes it from
+                    if on_node is None or fn is _NO_NODE or last is not None and last[1] == version \
+                            and last[0]() is a:
+                        continue  # the output a module just returned, unchanged: its nodes were read then
                     # A node behind an input that no read has met was made before this module ran: it is the
                     # caller's (a walk from this module's output on the way out would otherwise claim it),
                     # and an in-place module (ReLU(inplace=True)) is about to change what it saved: read it now.
@@ -453,7 +479,7 @@ class Recorder(TorchFunctionMode):
             return
         try:
             with _DisableTorchFunction():
-                for a, v0 in inputs:
+                for a, v0, fn0, base in inputs:
                     try:
                         version = a._version
                     except Exception:
@@ -461,6 +487,7 @@ class Recorder(TorchFunctionMode):
                     if version != v0:  # changed in place by the forward (ReLU(inplace=True))
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
+                        self._changed(a, v0, fn0, base)
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
                     self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 on_node, last = self.on_node, self._last
@@ -471,7 +498,7 @@ class Recorder(TorchFunctionMode):
                         version = -1
                     if last is not None and last[1] == version and last[0]() is o:
                         continue  # a container's output, its last child's: recorded and read then
-                    for a, v0 in inputs:
+                    for a, v0, _fn0, _base in inputs:
                         if a is o and v0 == version:
                             break  # an input handed back unchanged (Identity, Dropout in eval): read as it came in
                     else:
@@ -494,6 +521,14 @@ class Recorder(TorchFunctionMode):
         except Exception:
             pass
 
+    def _changed(self, t: torch.Tensor, version: int, fn: Any, base: tuple[torch.Tensor, Any] | None) -> None:
+        """An in-place call changed ``t`` (and its base, which shares its version counter) from ``version``
+        and node ``fn``."""
+        if fn is not _NO_NODE and version >= 0:
+            self.changed_from.append((t, version, fn))
+        if base is not None and base[1] is not _NO_NODE and version >= 0:
+            self.changed_from.append((base[0], version, base[1]))
+
     def clear(self) -> None:
         #: tensors a call may have written without bumping their version (in-place targets, even
         #: when the call raised; ``out=``; a norm's running statistics)
@@ -502,6 +537,9 @@ class Recorder(TorchFunctionMode):
         self.ops: list[tuple[str, torch.Tensor, str]] = []
         #: (op name, target) for in-place calls
         self.inplace: list[tuple[str, torch.Tensor]] = []
+        #: (tensor, version, node) of each tensor an in-place call changed, as it was before the call
+        #: (a view's base too), in call order: a tensor the statement made is told changed from there
+        self.changed_from: list[tuple[torch.Tensor, int, Any]] = []
         #: (output, reason, source) for outputs cut from the graph
         self.untracked: list[tuple[torch.Tensor, str, torch.Tensor | None]] = []
         self.backwards: list[BackwardCall] = []
@@ -558,23 +596,26 @@ class Recorder(TorchFunctionMode):
             sys.settrace(tracer)
         return out
 
-    def _before(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-        """What the call may write, noted before it runs; the version of its first argument."""
+    def _before(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Was | None:
+        """What the call may write, noted before it runs; the version, node and base of its first argument."""
         try:
             self._note_writes(name, args, kwargs)
             if args and isinstance(args[0], torch.Tensor):
+                first = args[0]
                 with _DisableTorchFunction():
-                    return version_of(args[0])
+                    return version_of(first), grad_fn_of(first), _base_of(first)
         except Exception:
             pass
         return None
 
-    def _after(self, name: str, out: Any, args: tuple[Any, ...], v0: int | None) -> None:
+    def _after(self, name: str, out: Any, args: tuple[Any, ...], was: _Was | None) -> None:
         try:
             with _DisableTorchFunction():  # the learner's subclass sees only its own calls
                 first = args[0] if args and isinstance(args[0], torch.Tensor) else None
-                if first is not None and v0 is not None and version_of(first) != v0 and not _inplace_name(name):
-                    self.inplace.append((name, first))  # F.relu(x, inplace=True): in place under another name
+                if first is not None and was is not None and version_of(first) != was[0]:
+                    if not _inplace_name(name):  # F.relu(x, inplace=True): in place under another name, told by
+                        self.inplace.append((name + "_", first))  # the in-place one's (as a module's forward is)
+                    self._changed(first, *was)
                 self._record(name, out, args)
         except Exception:  # recording is best effort: the call's result goes back untouched
             pass
