@@ -363,6 +363,11 @@ class GraphBook:
         self._filed: dict[str, set[int | None]] = {}
         #: nodes with an alive saved value that no tensor id follows
         self._no_id: set[str] = set()
+        #: node id -> a weak reference that dies with the node, for each node with an entry in the saved-value
+        #: index (:attr:`saved_by`, :attr:`untracked`): a graph dropped without ``backward()`` leaves none behind
+        self._life: dict[str, Any] = {}
+        #: how many nodes :attr:`_life` may hold before the dead ones are looked for again
+        self._sweep_at = _SWEEP_MIN
         #: how much work was done: nodes read, summaries made, nodes visited to re-read saved values
         self.work: dict[str, int] = {"nodes": 0, "summaries": 0, "rechecked": 0, "untracked": 0}
         #: summaries made only when read (a one-off picture: most values are never drawn)
@@ -605,6 +610,8 @@ class GraphBook:
             storage: int | None = int(data.untyped_storage().data_ptr())
         except Exception:
             storage = None
+        if nid not in self._life:
+            self._watch(nid, node)
         if tid is not None:
             by = self.saved_by.get(tid)
             if by is None:
@@ -640,6 +647,37 @@ class GraphBook:
                 self.untracked[storage] = {nid}
             else:
                 held.add(nid)
+
+    def _watch(self, nid: str, node: Any) -> None:
+        """Node ``nid`` gets entries in the saved-value index: note how to tell when it dies."""
+        if len(self._life) >= self._sweep_at:
+            self.sweep()
+        life = None if node is None else self.ids.life(node)
+        self._life[nid] = life if life is not None else _ALWAYS
+
+    def sweep(self) -> int:
+        """Drop the saved-value index entries of nodes that died; how many died.
+
+        Called as the index doubles (each entry is looked at a bounded number of times), so it stays
+        about the size of the graphs still alive, however many a loop made and dropped. A dead node's
+        storage address, filed in :attr:`untracked`, may be a new tensor's: never read for it.
+        """
+        dead = {nid for nid, life in self._life.items() if life() is None}
+        if dead:
+            for nid in dead:
+                del self._life[nid]
+                self._settled(nid)
+            self.stale -= dead
+            saved_by = self.saved_by
+            for tid, by in list(saved_by.items()):
+                if any(nid in dead for nid, _ in by):
+                    kept = [entry for entry in by if entry[0] not in dead]
+                    if kept:
+                        saved_by[tid] = kept
+                    else:
+                        del saved_by[tid]
+        self._sweep_at = max(_SWEEP_MIN, 2 * len(self._life))
+        return len(dead)
 
     def link_output(self, nid: str, out: torch.Tensor) -> None:
         """Note that ``out`` is the forward output of node ``nid``."""
@@ -757,6 +795,10 @@ class GraphBook:
             held = untracked.get(storage)
             if held:
                 want |= held if storage in dirty else held & no_id
+        life = self._life
+        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
+            want.discard(dead)
+            self._settled(dead)
         if not want:
             return stale
         ids, work = self.ids, self.work
@@ -810,6 +852,18 @@ class GraphBook:
                 held.discard(nid)
                 if not held:
                     del self.untracked[storage]
+
+
+#: the saved-value index is swept for dead nodes once it holds this many (and then each time it doubled)
+_SWEEP_MIN = 256
+
+
+def _always() -> bool:
+    return True
+
+
+#: the life of a node that cannot be told dead (no stamp to watch): kept
+_ALWAYS = _always
 
 
 def _base_node(ids: Ids, t: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:

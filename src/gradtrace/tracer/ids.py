@@ -8,6 +8,8 @@ Node ids are stamped into ``node.metadata`` (built-in nodes accept neither
 attributes nor weak references) under a token unique to one trace, so the
 same program traced twice gets the same ids. ``AccumulateGrad`` nodes are
 recreated by PyTorch when no graph holds them, so they are keyed by their leaf.
+A node's stamp dies with the node: a weak reference to it (:meth:`Ids.life`)
+tells whether the node is still alive.
 """
 
 from __future__ import annotations
@@ -18,6 +20,18 @@ from typing import Any
 
 _KEY = "gradtrace"
 _tokens = itertools.count(1)
+
+
+class _Stamp:
+    """A node's id in one trace, kept in its ``metadata``: freed with the node."""
+
+    __slots__ = ("__weakref__", "nid", "token")
+
+    def __init__(self, token: int, nid: str) -> None:
+        self.token, self.nid = token, nid
+
+    def __repr__(self) -> str:
+        return f"<gradtrace {self.nid}>"
 
 
 class Ids:
@@ -70,9 +84,17 @@ class Ids:
             leaf = self.tensor(node.variable)
             return None if leaf is None else self._acc.get(leaf)
         stamp = node.metadata.get(_KEY)
-        if stamp is not None and stamp[0] == self.token:
-            return stamp[1]
+        if type(stamp) is _Stamp and stamp.token == self.token:
+            return stamp.nid
         return None
+
+    def life(self, node: Any) -> weakref.ref[Any] | None:
+        """A weak reference that dies with ``node`` (stamped, not an ``AccumulateGrad``), else None."""
+        try:
+            stamp = node.metadata.get(_KEY)
+        except Exception:
+            return None
+        return weakref.ref(stamp) if type(stamp) is _Stamp and stamp.token == self.token else None
 
     def stamp_node(self, node: Any) -> tuple[str, bool]:
         if type(node).__name__ == "AccumulateGrad":
@@ -85,10 +107,10 @@ class Ids:
             return nid, True
         meta = node.metadata
         stamp = meta.get(_KEY)
-        if stamp is not None and stamp[0] == self.token:
-            return stamp[1], False
+        if type(stamp) is _Stamp and stamp.token == self.token:
+            return stamp.nid, False
         nid = self._new_node()
-        meta[_KEY] = (self.token, nid)
+        meta[_KEY] = _Stamp(self.token, nid)
         return nid, True
 
     def _new_node(self) -> str:
