@@ -30,9 +30,10 @@ KNOWN = {
                              "kernel ran, and the step that ran it shows the old value",
     "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
                              "tensor it changed in place with its old value",
-    "view_inplace_own_target": "a.mul_(a) on a view: the MulBackward0 that saved the view's old values sits inside "
-                               "CopySlices, whose saved values PyTorch does not expose, so backward's failure on "
-                               "them is not predicted",
+    "view_inplace_under_function_mode": "an in-place call on a view made under the program's own "
+                                        "TorchFunctionMode: the statement runs without the recorder's mode, so the "
+                                        "call and its arguments go unseen, and what the node CopySlices wraps saved "
+                                        "(PyTorch exposes neither that node nor its saved values) is not known",
 }
 
 

@@ -54,7 +54,7 @@ from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace
 from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
-from .graph import GraphBook, grad_fn_of, storage_of, version_of
+from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .quiet import quiet
@@ -124,6 +124,7 @@ class Tracer(RunDriver):
         self.recorder.watch = self._watch_backward
         self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
+        self.recorder.on_view_write = self._view_write
         self.recorder.known_node = self.ids.node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
@@ -678,6 +679,25 @@ class Tracer(RunDriver):
             self._put_back()
             raise
 
+    def _view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite) -> None:
+        """A call on a view returned: what the node it hid inside ``CopySlices`` saved (see
+        :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`_new_node`."""
+        if self.recorder.in_backward:
+            return
+        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
+        try:  # an interrupt between the putting-back calls: see _snapshot
+            if hook is not None:
+                sys.settrace(None)
+            with quiet():
+                self.book.view_write(func, args, kwargs, before)
+            if hook is not None:
+                sys.settrace(hook)
+            self._undo = None
+        except BaseException:
+            self._put_back()
+            raise
+
     def _read_new_node(self, out: torch.Tensor, module: str, fn: Any = None) -> None:
         """Walk the new nodes behind ``out`` (``fn``: its grad_fn, when read), with gc, grad mode and the
         line hook off, once for all the nodes the walk finds; nothing when its node was read already
@@ -850,8 +870,10 @@ class Tracer(RunDriver):
                     continue
                 holder = nodes[nid]
                 who = s.tensor or "a saved tensor"
+                inner, dot, slot = s.name.partition(".")
+                saver = f"the {inner} inside {holder.name} ({nid})" if dot else f"{holder.name} ({nid})"
                 message = (
-                    f"{name}.backward() will fail: {holder.name} ({nid}) saved {s.name} = {who} "
+                    f"{name}.backward() will fail: {saver} saved {slot if dot else s.name} = {who} "
                     f"at version {s.saved_version}, and {who} has since been changed in place "
                     f"(now version {s.version})."
                 )

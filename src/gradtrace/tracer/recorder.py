@@ -33,7 +33,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .backward import BACKWARD_CODES, BackwardCall, backward_call
-from .graph import grad_fn_of, version_of
+from .graph import ViewWrite, grad_fn_of, version_of, view_write_before
 from .stack import ensure_deep_stack
 
 _INPLACE_DUNDER = frozenset(
@@ -241,6 +241,9 @@ class Recorder(TorchFunctionMode):
         #: called with each output that carries a new node, as soon as the call (or the module's
         #: forward) returns, so the node's saved values are read before a later call changes them
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
+        #: called after a call whose first argument is a view, with the call and what was noted before it
+        #: (:func:`.graph.view_write_before`): an in-place call there hides its node inside ``CopySlices``
+        self.on_view_write: Callable[[Any, tuple[Any, ...], dict[str, Any], ViewWrite], None] | None = None
         #: starts watching a backward call (set by the tracer): what ``unwatch`` gets at its end
         self.watch: Callable[[BackwardCall], Any] | None = None
         self.unwatch: Callable[[Any], None] | None = None
@@ -508,9 +511,24 @@ class Recorder(TorchFunctionMode):
         if _is_backward(func):  # heard from its frame (see .backward)
             return self._call(func, args, kwargs)
         before = self._before(name, args, kwargs)
+        view = self._view_before(args, kwargs) if self.on_view_write is not None else None
         out = self._call(func, args, kwargs)
         self._after(name, out, args, before)
+        if view is not None and self.on_view_write is not None:
+            try:
+                self.on_view_write(func, args, kwargs, view)
+            except Exception:  # recording is best effort
+                pass
         return out
+
+    def _view_before(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ViewWrite | None:
+        if not args or not isinstance(args[0], _Tensor):
+            return None
+        try:
+            with _DisableTorchFunction():
+                return view_write_before(args, kwargs)
+        except Exception:
+            return None
 
     def _shielded(self, tracer: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call made while the program's own trace function is installed: it sees the call as
