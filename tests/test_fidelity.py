@@ -25,11 +25,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
-                             "statements: the in-place call is credited to the handler's first step, before the "
-                             "kernel ran, and the step that ran it shows the old value",
-    "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
-                             "tensor it changed in place with its old value",
     "view_inplace_under_function_mode": "an in-place call on a view made under the program's own "
                                         "TorchFunctionMode: the statement runs without the recorder's mode, so the "
                                         "call and its arguments go unseen, and what the node CopySlices wraps saved "
