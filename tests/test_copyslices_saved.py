@@ -87,6 +87,51 @@ def test_hidden_saves_match_pytorch(label: str, func: Any, build: Any, kwargs: d
         del w
 
 
+MODULES = [torch.nn.ReLU(inplace=True), torch.nn.ELU(inplace=True), torch.nn.Hardtanh(inplace=True),
+           torch.nn.LeakyReLU(0.1, inplace=True), torch.nn.SiLU(inplace=True), torch.nn.Dropout(0.5, inplace=True)]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=[type(m).__name__ for m in MODULES])
+def test_hidden_saves_of_an_inplace_module_match_pytorch(module: torch.nn.Module) -> None:
+    # the module's forward is made again on a stand-in; changing the view after it fails backward iff it was saved
+    w, b, a, _c = _setup(False)
+    before = view_write_before((a,), {})
+    assert before is not None
+    module(a)
+    state = torch.get_rng_state()
+    told = hidden_saves(type(module).forward, (a,), {}, before, b.grad_fn, module)
+    assert torch.equal(state, torch.get_rng_state())
+    assert told is not None
+    with torch.no_grad():
+        a.add_(1)
+    stale = [t for _slot, t, v in told[1] if t._version != v]
+    try:
+        b.sum().backward()
+        failed = False
+    except RuntimeError as exc:
+        assert STALE in str(exc)
+        failed = True
+    assert failed == bool(stale), f"{type(module).__name__}: said to save {told}"
+    del w
+
+
+def test_no_stand_in_call_of_a_program_module() -> None:
+    ran: list[int] = []
+
+    class MyReLU(torch.nn.ReLU):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            ran.append(1)
+            return super().forward(x)
+
+    module = MyReLU(inplace=True)
+    _w, b, a, _c = _setup(False)
+    before = view_write_before((a,), {})
+    assert before is not None
+    module(a)
+    assert hidden_saves(type(module).forward, (a,), {}, before, b.grad_fn, module) is None
+    assert ran == [1]
+
+
 def test_stand_in_call_draws_nothing_from_the_random_stream() -> None:
     # F.dropout on a view: the stand-in call would draw as many numbers as the program's call
     w, b, a, c = _setup(False)

@@ -704,7 +704,8 @@ class Tracer(RunDriver):
             self._put_back()
             raise
 
-    def _view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite) -> None:
+    def _view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
+                    module: Any = None) -> None:
         """A call on a view returned: what the node it hid inside ``CopySlices`` saved (see
         :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`_new_node`."""
         if self.recorder.in_backward:
@@ -715,7 +716,7 @@ class Tracer(RunDriver):
             if hook is not None:
                 sys.settrace(None)
             with quiet():
-                self.book.view_write(func, args, kwargs, before)
+                self.book.view_write(func, args, kwargs, before, module)
             if hook is not None:
                 sys.settrace(hook)
             self._undo = None

@@ -11,6 +11,7 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import warnings
@@ -431,16 +432,26 @@ def _twin_version(node: Any, slot: str, data: torch.Tensor) -> int | None:
     return version_of(data)
 
 
+def _torch_module(module: Any, func: Any) -> bool:
+    """True for a module of torch's own class holding no state (``ReLU(inplace=True)``, ``Dropout``), whose
+    ``forward`` is ``func``: calling it again runs none of the program's code and changes nothing of it."""
+    cls = type(module)
+    return (cls.__module__.startswith("torch.nn.modules.") and func is cls.forward and _torch_own(func)
+            and "forward" not in vars(module) and not module._parameters and not module._buffers
+            and not module._modules)
+
+
 def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                 copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
+                 copy_slices: Any, module: Any = None) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
     """What the node an in-place call on a view made, now inside ``copy_slices``, saved of the call's tensors:
     its name and ``(slot, tensor, version saved at)``; None when that cannot be told for sure.
 
+    ``module``: the call was ``func(module, *args)``, a module's forward (see :func:`_torch_module`).
     The call is made again on stand-ins (see above), with grad mode on as the call had it, no torch
     function or dispatch mode of the program's in the way, and warnings shown nowhere. Not done when
     saved-tensor hooks are active (the program's pack hook would run) or a function transform is.
     """
-    if not _torch_own(func) or "out" in kwargs:
+    if not (_torch_own(func) if module is None else _torch_module(module, func)) or "out" in kwargs:
         return None
     if torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
         return None
@@ -454,7 +465,8 @@ def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befor
         try:
             warnings.showwarning = _drop_warning
             torch._C._set_grad_enabled(True)  # as the call had it: it made a node
-            return _hidden_saves(func, args, kwargs, before, copy_slices)
+            call = func if module is None else functools.partial(func, module)
+            return _hidden_saves(call, args, kwargs, before, copy_slices)
         except Exception:
             return None
         finally:
@@ -830,8 +842,10 @@ class GraphBook:
             else:
                 held.add(nid)
 
-    def view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite) -> None:
-        """An in-place call on a view just ran (``before``: as noted before it, see :func:`view_write_before`).
+    def view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
+                   module: Any = None) -> None:
+        """An in-place call on a view just ran (``before``: as noted before it, see :func:`view_write_before`;
+        ``module``: the call was that module's forward, ``func(module, *args)``).
 
         When it made a ``CopySlices`` on the view's base, the node it wraps saved values no Python code can
         read: :func:`hidden_saves` tells which of the call's tensors, and at which versions; they are shown
@@ -846,12 +860,15 @@ class GraphBook:
         if copy_slices is None or copy_slices is before.base_fn or kind_of(copy_slices).name != COPY_SLICES:
             return
         nid = self.ids.node(copy_slices)
+        if nid is None:  # not read yet (the call's output was): read now
+            self.walk(grad_fn_of(target), output=target)
+            nid = self.ids.node(copy_slices)
         if nid is None or nid in self._hidden or nid in self.packed:
             return
         info = self.nodes.get(nid)
         if info is None:
             return
-        told = hidden_saves(func, args, kwargs, before, copy_slices)
+        told = hidden_saves(func, args, kwargs, before, copy_slices, module)
         if not told or not told[1]:
             return
         inner, found = told

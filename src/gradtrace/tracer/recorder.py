@@ -243,7 +243,9 @@ class Recorder(TorchFunctionMode):
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
         #: called after a call whose first argument is a view, with the call and what was noted before it
         #: (:func:`.graph.view_write_before`): an in-place call there hides its node inside ``CopySlices``
-        self.on_view_write: Callable[[Any, tuple[Any, ...], dict[str, Any], ViewWrite], None] | None = None
+        self.on_view_write: Callable[..., None] | None = None
+        #: id(module) -> the views among a running module's inputs, as noted when its forward began
+        self._view_inputs: dict[int, list[tuple[torch.Tensor, ViewWrite]]] = {}
         #: starts watching a backward call (set by the tracer): what ``unwatch`` gets at its end
         self.watch: Callable[[BackwardCall], Any] | None = None
         self.unwatch: Callable[[Any], None] | None = None
@@ -361,6 +363,7 @@ class Recorder(TorchFunctionMode):
         self._handles = []
         self._modules = []
         self._inputs = []
+        self._view_inputs = {}
         self.end_all()
         self.mode_off_all()
         if self.on_stop is not None:
@@ -405,6 +408,8 @@ class Recorder(TorchFunctionMode):
                     except Exception:  # inference tensors have no version counter
                         version = -1
                     inputs.append((a, version))
+                    if a._is_view() and self.on_view_write is not None:  # an in-place module may hide its node
+                        self._note_view_input(module, a)
                     if on_node is None or last is not None and last[1] == version and last[0]() is a:
                         continue  # the output a module just returned, unchanged: its nodes were read then
                     try:
@@ -422,10 +427,16 @@ class Recorder(TorchFunctionMode):
         except Exception:  # recording is best effort: the forward runs untouched
             pass
 
+    def _note_view_input(self, module: torch.nn.Module, a: torch.Tensor) -> None:
+        before = view_write_before((a,), {})
+        if before is not None:
+            self._view_inputs.setdefault(id(module), []).append((a, before))
+
     def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
         if _get_ident() != self.thread:
             return
         inputs = self._inputs.pop() if self._inputs else ()
+        views = self._view_inputs.pop(id(module), None) if self._view_inputs else None
         modules = self._modules
         if modules and modules[-1] is module:
             modules.pop()
@@ -441,6 +452,9 @@ class Recorder(TorchFunctionMode):
                     if version != v0:  # changed in place by the forward (ReLU(inplace=True))
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
+                        for view, before in views or ():
+                            if view is a and self.on_view_write is not None:
+                                self.on_view_write(type(module).forward, (a,), {}, before, module)
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
                     self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 on_node, last = self.on_node, self._last
