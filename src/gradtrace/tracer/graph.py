@@ -859,10 +859,7 @@ class GraphBook:
         copy_slices = grad_fn_of(base) if base is not None else None
         if copy_slices is None or copy_slices is before.base_fn or kind_of(copy_slices).name != COPY_SLICES:
             return
-        nid = self.ids.node(copy_slices)
-        if nid is None:  # not read yet (the call's output was): read now
-            self.walk(grad_fn_of(target), output=target)
-            nid = self.ids.node(copy_slices)
+        nid = self.ids.node(copy_slices)  # read as the call returned its output (``t[i] = v`` returns none)
         if nid is None or nid in self._hidden or nid in self.packed:
             return
         info = self.nodes.get(nid)
