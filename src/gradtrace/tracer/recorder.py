@@ -440,6 +440,7 @@ class Recorder(TorchFunctionMode):
             return
         inputs = self._inputs.pop() if self._inputs else ()
         views = self._view_inputs.pop(id(module), None) if self._view_inputs else None
+        written: list[tuple[torch.Tensor, ViewWrite]] = []  # views among the inputs the forward wrote
         modules = self._modules
         if modules and modules[-1] is module:
             modules.pop()
@@ -455,9 +456,7 @@ class Recorder(TorchFunctionMode):
                     if version != v0:  # changed in place by the forward (ReLU(inplace=True))
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
-                        for view, before in views or ():
-                            if view is a and self.on_view_write is not None:
-                                self.on_view_write(type(module).forward, (a,), {}, before, module)
+                        written += [(view, before) for view, before in views or () if view is a]
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
                     self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 on_node, last = self.on_node, self._last
@@ -488,6 +487,9 @@ class Recorder(TorchFunctionMode):
                             if len(self.nodes_read) > self.deep_at:
                                 self.deepen()
                         self._last = last = (_ref(o), version)
+                for view, before in written:  # once the nodes are read: what the hidden one saved
+                    if self.on_view_write is not None:
+                        self.on_view_write(type(module).forward, (view,), {}, before, module)
         except Exception:
             pass
 
