@@ -670,6 +670,11 @@ def check_claims(step: Step, moment: Moment) -> None:
             f"{(info.is_leaf, info.retains_grad, info.is_param, info.dtype)}, PyTorch says {seen.flags}"
         if seen.base is not None and seen.base in by_id:
             assert info.base == by_id[seen.base], f"{where}: {name} is a view of {by_id[seen.base]}, shown {info.base}"
+        elif seen.base is not None:  # a view of a tensor no name holds: shown as a view of a tensor the step shows
+            assert info.base is not None and info.base in step.tensors, \
+                f"{where}: {name} is a view of a tensor no name holds, shown as a view of {info.base}"
+        else:
+            assert info.base is None, f"{where}: {name} is no view, shown as a view of {info.base}"
         got_fn = None if info.grad_fn is None else step.nodes[info.grad_fn].name
         want_fn = None if isinstance(seen.grad_fn, Raised) else seen.grad_fn
         assert got_fn == want_fn, f"{where}: {name}.grad_fn {got_fn}, torch says {want_fn}"
