@@ -76,17 +76,12 @@ _excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 
 
-def _below_autograd() -> bool:
-    """True when a write the statement made may have left every version counter alone.
-
-    Below autograd an in-place write bumps no version: the op's autograd layer bumps it (and gives the
-    output its ``grad_fn``) when the op returns, and only for the op's own in-place target. Code runs
-    there while torch's dispatcher is inside an op: a ``__torch_dispatch__`` handler (a dispatch mode's,
-    a tensor subclass's) or an op's own implementation. And while a dispatch mode is on, its handler may
-    have run for the statement's calls with no step of its own (during ``backward()``, or from code
-    not traced).
-    """
-    return _excluded(_ADInplaceOrView) or _dispatch_modes() > 0
+def _inside_op() -> bool:
+    """True while torch's dispatcher is inside an op, below autograd: the code running is a
+    ``__torch_dispatch__`` handler (a dispatch mode's, a tensor subclass's) or an op's own implementation.
+    There an in-place write bumps no version: the op's autograd layer bumps it (and gives the output its
+    ``grad_fn``) when the op returns, and only for the op's own in-place target."""
+    return _excluded(_ADInplaceOrView)
 
 
 class _Source:
@@ -177,8 +172,10 @@ class Tracer(RunDriver):
         self._modules_seen: dict[int, _ModuleTree] = {}
         #: tensors read inside a function before autograd may have set their flags -> the stack depth then
         self._unsettled: dict[str, int] = {}
-        #: the step being taken is one where a write may have moved no version (see :func:`_below_autograd`)
-        self._below = False
+        #: the step being taken: torch is inside an op (see :func:`_inside_op`); a dispatch mode is on (whose
+        #: handler may have written, below autograd, with no step of its own: during ``backward()``, from code
+        #: not traced). Either way a write may have moved no version.
+        self._below = (False, False)
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -193,7 +190,7 @@ class Tracer(RunDriver):
         collecting = gc.isenabled()
         grad_mode = torch.is_grad_enabled()
         self._undo = (collecting, grad_mode, None)
-        self._below = _below_autograd()  # (read before quiet() takes the dispatch modes off)
+        self._below = (_inside_op(), _dispatch_modes() > 0)  # (read before quiet() takes the modes off)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
             with quiet():
@@ -226,14 +223,14 @@ class Tracer(RunDriver):
         book.module = rec.running_module()  # the statement's own new nodes were made in it
         outside = self._outside_writers()
         numpy_held = self._numpy_storages
-        in_op = self._below
+        in_op, modes_on = self._below
         heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside
-                     or numpy_held or in_op)
+                     or numpy_held or in_op or modes_on)
         if rec.inplace or rec.written or outside:
             book.touched([t for _op, t in rec.inplace] + rec.written + outside)
         if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
             book.dirty = book.dirty | numpy_held
-        if in_op:  # the version counters tell nothing: every shown tensor's memory is read again
+        if in_op or modes_on:  # the version counters tell nothing: every shown tensor's memory is read again
             book.dirty = book.dirty | scene.by_storage.keys()
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
