@@ -373,7 +373,7 @@ class Tracer(RunDriver):
         """True when a thread started since the trace began runs, or ran since the last snapshot
         (its torch calls reach no torch function mode: nothing tells what it changed)."""
         seen = self._threads_seen
-        if threading.active_count() == 1 and seen is None:
+        if seen is None and _thread_count() == 1:
             return False
         alive = {t.ident for t in threading.enumerate()}
         extra = alive - self._threads
@@ -888,6 +888,15 @@ class Tracer(RunDriver):
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
 
+def _thread_count() -> int:
+    """``threading.active_count()`` without taking the threading module's lock (read at every step: a
+    thread starting meanwhile is seen at the next step, as it would be with the lock)."""
+    try:
+        return len(threading._active) + len(threading._limbo)  # type: ignore[attr-defined]
+    except Exception:  # another Python's threading module
+        return threading.active_count()
+
+
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 #: the opcode of a comprehension inlined in its function (3.12+), whose loop rebinds the function's locals
 _INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
@@ -1180,10 +1189,9 @@ class _ModuleTree:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
             return False
-        if sum(map(len, fields)) != len(self.values):  # an entry added or removed
-            return False
         values = list(_chain(map(_values, fields)))
-        return (type(self.module) is self.classes[0] and all(map(operator.is_, values, self.values))
+        # (an entry added or removed changes how many values there are)
+        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
                 and all(map(operator.is_, _chain(fields), self.keys))
                 and all(map(operator.is_, map(type, values), self.types))
                 and all(map(operator.is_, map(getattr, self.owners, self.names), self.listing)))
