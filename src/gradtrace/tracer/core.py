@@ -51,7 +51,7 @@ from ..model import (
 )
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
-from .driver import RunDriver, _last_trace
+from .driver import RunDriver, _last_trace, _real_gettrace, _real_settrace
 from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, grad_fn_of, storage_of, version_of
@@ -64,6 +64,8 @@ from .statements import Statement, statement_map
 from .summary import summarize
 
 DEFAULT_MAX_STEPS = 1000
+#: Python 3.11 and before: the line hook is a sys.settrace function, which sees every call (see _new_node)
+_SETTRACE_LINES = sys.version_info < (3, 12)
 MAX_CONTAINER_ITEMS = 64
 
 
@@ -668,11 +670,12 @@ class Tracer(RunDriver):
             return
         # called while the line hook still sees every call (Python 3.11): it is switched off first, so
         # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
-        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        # (the interpreter's own settrace and gettrace: the program's stand-ins pass gradtrace's calls on to them)
+        hook = _real_gettrace() if _SETTRACE_LINES else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
             if hook is not None:
-                sys.settrace(None)
+                _real_settrace(None)
             self._read_new_node(out, module)
         except BaseException:
             self._put_back()
@@ -700,7 +703,7 @@ class Tracer(RunDriver):
             if collecting:
                 gc.enable()
             if hook is not None:
-                sys.settrace(hook)
+                _real_settrace(hook)
             self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
