@@ -25,11 +25,6 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "dispatch_mode_inplace": "an in-place op run inside a learner's TorchDispatchMode whose handler has two "
-                             "statements: the in-place call is credited to the handler's first step, before the "
-                             "kernel ran, and the step that ran it shows the old value",
-    "nested_dispatch_steps": "as dispatch_mode_inplace: `out = func(...)` in a TorchDispatchMode handler shows the "
-                             "tensor it changed in place with its old value",
     "view_inplace_own_target": "a.mul_(a) on a view: the MulBackward0 that saved the view's old values sits inside "
                                "CopySlices, whose saved values PyTorch does not expose, so backward's failure on "
                                "them is not predicted",

@@ -174,6 +174,9 @@ class Unbind:
 
 #: ``Mutate.op`` of a change that left the version counter alone: autograd does not see it
 UNSEEN_WRITE = "a write autograd does not see"
+#: ``Mutate.op`` of a write made while torch runs an op, below autograd (a ``__torch_dispatch__`` handler): the
+#: version counter moves only when that op returns, and only if the op itself is in place
+IN_OP_WRITE = "a write inside a running op, below autograd"
 
 
 @dataclass(frozen=True)

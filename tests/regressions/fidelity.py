@@ -154,7 +154,7 @@ class Watcher:
         self.moments: list[Moment] = []
         self.current: dict[types.FrameType, tuple[ast.AST, int]] = {}
         self.globals: dict[str, Any] = {}
-        self.calls: dict[types.CodeType, int] = {}
+        self.calls: dict[str, int] = {}
         self.labels: dict[types.FrameType, str] = {}
         #: compare graphs node by node: reading a saved value runs hooks that pack it (checkpoint,
         #: saved_tensors_hooks), so programs that install such hooks are left out
@@ -192,9 +192,11 @@ class Watcher:
         if code.co_name.startswith("<") or not code.co_flags & 0x1:
             return None  # lambdas, comprehensions and class bodies belong to their statement
         # a call's label: ``f()``, or ``f()#k`` (k-th call of f) when f is already running
-        self.calls[code] = self.calls.get(code, 0) + 1
-        live = sum(1 for f in self.labels if f.f_code is code)
-        self.labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{self.calls[code]}"
+        # (two functions of one name running at once, as nested modules' forward, are two calls of that name)
+        name = code.co_name
+        self.calls[name] = self.calls.get(name, 0) + 1
+        live = sum(1 for f in self.labels if f.f_code.co_name == name)
+        self.labels[frame] = f"{name}()" if live == 0 else f"{name}()#{self.calls[name]}"
         return self._local
 
     def _multi(self, line: int) -> bool:
@@ -202,6 +204,8 @@ class Watcher:
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if _in_backward(frame):
+            if event == "return":  # its call is over: a later call of the same function is not a nested one
+                self.labels.pop(frame, None)
             return self._local  # hooks and custom backward code run by backward(): part of that step
         if event in ("line", "opcode"):
             if event == "line":
@@ -666,6 +670,11 @@ def check_claims(step: Step, moment: Moment) -> None:
             f"{(info.is_leaf, info.retains_grad, info.is_param, info.dtype)}, PyTorch says {seen.flags}"
         if seen.base is not None and seen.base in by_id:
             assert info.base == by_id[seen.base], f"{where}: {name} is a view of {by_id[seen.base]}, shown {info.base}"
+        elif seen.base is not None:  # a view of a tensor no name holds: shown as a view of a tensor the step shows
+            assert info.base is not None and info.base in step.tensors, \
+                f"{where}: {name} is a view of a tensor no name holds, shown as a view of {info.base}"
+        else:
+            assert info.base is None, f"{where}: {name} is no view, shown as a view of {info.base}"
         got_fn = None if info.grad_fn is None else step.nodes[info.grad_fn].name
         want_fn = None if isinstance(seen.grad_fn, Raised) else seen.grad_fn
         assert got_fn == want_fn, f"{where}: {name}.grad_fn {got_fn}, torch says {want_fn}"

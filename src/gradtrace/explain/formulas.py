@@ -836,7 +836,11 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
         value = formula.grads[rule.input](env)
         expr = formula.exprs[rule.input](env)
         label = rule.input
-    value = _sum_to(env, value, index)
+    summed = _sum_to(env, value, index)
+    if tuple(summed.shape) != tuple(value.shape) and "summed to shape" not in expr:
+        # the input was broadcast: its gradient is the sum back to its shape (say so, or "[a, b, c] = s" reads false)
+        expr += f" summed to shape {tuple(summed.shape)}"
+    value = summed
     if value.numel() > MAX_ELEMENTS:
         raise Unavailable(f"the {tuple(value.shape)} result is too large to write out")
     values, exact = value.tolist(), value.exact or not value.is_floating_point()

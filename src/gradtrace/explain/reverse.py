@@ -18,7 +18,7 @@ from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import fmt_values, same_values
 from .formulas import fill_in
-from .walkthrough import _Builder, _raised_after
+from .walkthrough import _Builder, _raised_after, _shape_of
 
 
 def reverse_lines(step: Step) -> list[str]:
@@ -123,7 +123,8 @@ def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
 def _sends(node: NodeInfo, flow: Flow, dtype: str) -> list[str]:
     grad = flow.grad_in[0] if flow.grad_in else None
     sent = tuple(None if s is None else s.values for s in flow.grad_out)
-    filled = fill_in(node, grad.values, dtype, sent=sent) if grad is not None and grad.values is not None else None
+    shapes = tuple(_shape_of(s) for s in flow.grad_out)  # a broadcast input's gradient is summed back to its shape
+    filled = fill_in(node, grad.values, dtype, shapes, sent) if grad is not None and grad.values is not None else None
     out = []
     for i, edge in enumerate(node.inputs):
         if edge is None:

@@ -36,7 +36,9 @@ import torch
 
 from ..model import (
     FREED,
+    IN_OP_WRITE,
     STALE,
+    UNSEEN_WRITE,
     Backward,
     Create,
     Error,
@@ -70,6 +72,23 @@ MAX_CONTAINER_ITEMS = 64
 
 
 _Names = dict[str, str]
+
+_ADInplaceOrView = torch._C.DispatchKey.ADInplaceOrView
+_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+
+
+def _below_autograd() -> bool:
+    """True when a write the statement made may have left every version counter alone.
+
+    Below autograd an in-place write bumps no version: the op's autograd layer bumps it (and gives the
+    output its ``grad_fn``) when the op returns, and only for the op's own in-place target. Code runs
+    there while torch's dispatcher is inside an op: a ``__torch_dispatch__`` handler (a dispatch mode's,
+    a tensor subclass's) or an op's own implementation. And while a dispatch mode is on, its handler may
+    have run for the statement's calls with no step of its own (during ``backward()``, or from code
+    not traced).
+    """
+    return _excluded(_ADInplaceOrView) or _dispatch_modes() > 0
 
 
 class _Source:
@@ -159,6 +178,8 @@ class Tracer(RunDriver):
         self._modules_seen: dict[int, _ModuleTree] = {}
         #: tensors read inside a function before autograd may have set their flags -> the stack depth then
         self._unsettled: dict[str, int] = {}
+        #: the step being taken is one where a write may have moved no version (see :func:`_below_autograd`)
+        self._below = False
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -173,6 +194,7 @@ class Tracer(RunDriver):
         collecting = gc.isenabled()
         grad_mode = torch.is_grad_enabled()
         self._undo = (collecting, grad_mode, None)
+        self._below = _below_autograd()  # (read before quiet() takes the dispatch modes off)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
             with quiet():
@@ -205,12 +227,15 @@ class Tracer(RunDriver):
         book.module = rec.running_module()  # the statement's own new nodes were made in it
         outside = self._outside_writers()
         numpy_held = self._numpy_storages
+        in_op = self._below
         heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside
-                     or numpy_held)
+                     or numpy_held or in_op)
         if rec.inplace or rec.written or outside:
             book.touched([t for _op, t in rec.inplace] + rec.written + outside)
         if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
             book.dirty = book.dirty | numpy_held
+        if in_op:  # the version counters tell nothing: every shown tensor's memory is read again
+            book.dirty = book.dirty | scene.by_storage.keys()
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
@@ -278,7 +303,7 @@ class Tracer(RunDriver):
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
         if mutated or rec.inplace or scene.changed:
-            events += self._mutate_events(mutated, scene.tensors)
+            events += self._mutate_events(mutated, scene.tensors, in_op)
         if backward_events or scene.changed or added:
             events += self._grad_events(scene.tensors, backward_events)
         if rec.untracked:
@@ -754,7 +779,8 @@ class Tracer(RunDriver):
         labels = self._labels
         return {labels[f] for f in self._stack if f in labels} if frame is not None else set()
 
-    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]) -> list[Event]:
+    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo],
+                       in_op: bool = False) -> list[Event]:
         direct: dict[str, str] = {}
         where: dict[str, int | None] = {}  # storage of each tensor changed directly
         for op, target in self.recorder.inplace:
@@ -768,7 +794,8 @@ class Tracer(RunDriver):
             mine = None if t is None else storage_of(t)
             return mine is not None and where[other] == mine
 
-        return mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale, shares)
+        return mutate_events(mutated, direct, self.scene.before, tensors, self.scene.changed, self._stale, shares,
+                             IN_OP_WRITE if in_op else UNSEEN_WRITE)
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
         """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""

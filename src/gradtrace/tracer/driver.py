@@ -177,10 +177,10 @@ class RunDriver:
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
         self._needs: dict[int, tuple[bool, bool]] = {}  # by id(statement): the map keeps each alive
         self.internal_error: Exception | None = None
-        #: each running traced call's label (``fib()``, ``fib()#3``) and per-function counts
+        #: each running traced call's label (``fib()``, ``fib()#3``) and counts per function name
         self._labels: dict[types.FrameType, str] = {}
-        self._calls: dict[types.CodeType, int] = {}
-        self._live: dict[types.CodeType, int] = {}
+        self._calls: dict[str, int] = {}
+        self._live: dict[str, int] = {}
         #: id(code object) -> what a call of it is to the run (settrace path, see :meth:`_kind`), and
         #: the code objects, kept so that their ids stay theirs
         self._kinds: dict[int, Any] = {}
@@ -538,14 +538,15 @@ class RunDriver:
         code = frame.f_code
         if frame in self._labels or not code.co_flags & _CO_OPTIMIZED and frame.f_globals is frame.f_locals:
             return
-        calls = self._calls[code] = self._calls.get(code, 0) + 1
-        live = self._live.get(code, 0)
-        self._live[code] = live + 1
-        self._labels[frame] = f"{code.co_name}()" if live == 0 else f"{code.co_name}()#{calls}"
+        name = code.co_name  # (two functions of one name running at once, nested modules' ``forward``, are told
+        calls = self._calls[name] = self._calls.get(name, 0) + 1  # apart as one function's nested calls are)
+        live = self._live.get(name, 0)
+        self._live[name] = live + 1
+        self._labels[frame] = f"{name}()" if live == 0 else f"{name}()#{calls}"
 
     def _leave_frame(self, frame: types.FrameType) -> None:
         if self._labels.pop(frame, None) is not None:
-            self._live[frame.f_code] -= 1
+            self._live[frame.f_code.co_name] -= 1
 
     def _return(self, frame: types.FrameType) -> None:
         """The frame returned, yielded or was left by an exception."""

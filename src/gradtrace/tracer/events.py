@@ -106,13 +106,14 @@ def binding_events(
 def mutate_events(
     mutated: list[tuple[str, int, int]], direct: dict[str, str], before: _Infos, tensors: Mapping[str, TensorInfo],
     changed: Iterable[str], stale: Callable[[str, int], tuple[tuple[str, str], ...]],
-    shares: Callable[[str, str], bool] | None = None,
+    shares: Callable[[str, str], bool] | None = None, unseen_op: str = UNSEEN_WRITE,
 ) -> list[Event]:
     """Mutate events: ``(tid, version before, now)`` for the versions that moved, ``direct`` the tensors the
     statement's in-place calls were made on (id -> the call), ``before(tid)`` a tensor's info at the step
     before, ``tensors`` now, ``changed`` the tensors whose info is new (a value written behind the version
     counter shows there), ``stale(tid, version)`` the saved values the change made stale, ``shares(tid, other)``
-    whether two tensors share memory (a change is told as made through ``other`` only then)."""
+    whether two tensors share memory (a change is told as made through ``other`` only then), ``unseen_op`` the
+    ``op`` of a change with no version bump (another one while torch is inside an op: see ``IN_OP_WRITE``)."""
     out: list[Event] = []
     for tid, v0, v1 in mutated:
         info = tensors.get(tid)
@@ -149,7 +150,7 @@ def mutate_events(
         if was is None or now is was or tid in done or now.version != was.version or now.value is was.value \
                 or now.value == was.value or now.value.text == was.value.text:  # NaN != NaN: equal as shown is equal
             continue
-        out.append(make_mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=UNSEEN_WRITE))
+        out.append(make_mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=unseen_op))
     return out
 
 

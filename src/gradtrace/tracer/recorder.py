@@ -182,6 +182,9 @@ _NEEDS_MODE = re.compile(
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
+    # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
+    # a module's conversions (``model.double()``, ``model.to(torch.float64)``) and ``vector_to_parameters``
+    r"|\.\s*(?:double|half|bfloat16|float|to|type|cuda|cpu)\s*\(|vector_to_parameters"
 )
 
 

@@ -337,8 +337,10 @@ class Scene:
         shape = tuple(t.shape)
         dtype = t.dtype  # (a ``.data`` of another dtype may keep the memory: ``x.data = x.data.view(torch.int32)``)
         cls = type(t)
-        key = (version, nid, grad_key, requires_grad, leaf, retains, None if base is None else ids.tensor(base),
-               shape, ptr, dtype, cls)
+        # (the base is stamped here, not only looked up: a view read before its base has an id, as
+        # ``torch.arange(6.).view(2, 3)`` or a hook's expanded gradient, would otherwise show no base for good)
+        base_id = None if base is None else ids.stamp(base)[0]
+        key = (version, nid, grad_key, requires_grad, leaf, retains, base_id, shape, ptr, dtype, cls)
         dirty = book.dirty
         written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
         grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
@@ -360,15 +362,15 @@ class Scene:
                     book.summaries.pop(tid, None)
             info = _tensor_info(
                 tid, shape, _dtype_text(dtype), _device_text(t.device) if device is None else device,
-                bool(requires_grad), bool(leaf), bool(retains), version, nid, key[6], book.summary(tid, t, version),
+                bool(requires_grad), bool(leaf), bool(retains), version, nid, base_id, book.summary(tid, t, version),
                 old_grad if old_grad is not None or grad is None else book.summary(None, grad),
                 (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param,
             )
             self.cache[tid] = (key, info)
         if nid is not None and nid in book.nodes:
-            edges: tuple[str, ...] = (nid,) if base is None else (nid, ids.stamp(base)[0])
+            edges: tuple[str, ...] = (nid,) if base_id is None else (nid, base_id)
         else:
-            edges = () if base is None else (ids.stamp(base)[0],)
+            edges = () if base_id is None else (base_id,)
         self.versions[tid] = version
         at = (ptr, grad_key)
         found = self._at.get(tid)

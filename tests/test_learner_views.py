@@ -1,0 +1,54 @@
+"""What a learner reads in the text twin and in ``explain()``, checked against PyTorch run plainly.
+
+Each test is a defect a learner's program showed: the words or figures a view gave that were
+not what PyTorch did. Every expected figure comes from PyTorch in the test.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import gradtrace
+from gradtrace.render.text import reverse_pass
+
+BROADCAST = """\
+import torch
+x = torch.tensor([-1., 0., 1.])
+c = torch.tensor(0.5, requires_grad=True)
+d = torch.tensor(0.3, requires_grad=True)
+y = (c + d * x).exp()
+loss = y.sum()
+loss.backward()
+"""
+
+
+def _plain(source: str) -> dict[str, object]:
+    ns: dict[str, object] = {}
+    exec(compile(source, "<plain>", "exec"), ns)
+    return ns
+
+
+def _last_number(line: str) -> float:
+    return float(line.rsplit("= ", 1)[1].split()[0])
+
+
+def test_a_broadcast_input_is_said_to_get_the_sum_of_its_gradient() -> None:
+    # ``c + d * x`` with scalar c, d and a vector x: each of c and d gets the vector's gradient summed to
+    # shape (). The reverse pass showed the sum with no formula, explain() as "[1.22, 1.65, 2.23] = 5.09"
+    plain = _plain(BROADCAST)
+    trace = gradtrace.trace_code(BROADCAST, {})
+    step = trace.steps[-1]
+    acc = {step.nodes[n].variable: n for n in step.nodes if step.nodes[n].variable}
+    for name in ("c", "d"):
+        leaf = plain[name]
+        assert isinstance(leaf, torch.Tensor) and leaf.grad is not None
+        want = torch.tensor(leaf.grad.item(), dtype=torch.float32)
+        node = acc[step.bindings[name]]
+        sent = [line for line in reverse_pass(step) if line.strip().startswith(f"sends to {node}:")]
+        assert len(sent) == 1 and "summed to shape ()" in sent[0], sent
+        assert torch.equal(torch.tensor(_last_number(sent[0]), dtype=torch.float32), want), sent
+    ns: dict[str, object] = {}
+    exec(compile(BROADCAST.replace("loss.backward()\n", ""), "<explained>", "exec"), ns)
+    text = gradtrace.explain(ns["loss"], names=ns).to_text()
+    to_leaf = [line for line in text.splitlines() if line.strip().startswith("→") and ("(c)" in line or "(d)" in line)]
+    assert len(to_leaf) == 2 and all("summed to shape ()" in line for line in to_leaf), to_leaf
