@@ -41,6 +41,8 @@ CALLS: list[tuple[str, Any, Callable[[torch.Tensor, torch.Tensor], tuple[Any, ..
     ("lerp_", torch.Tensor.lerp_, lambda a, c: (a, c, 0.5), {}),
     ("copy_", torch.Tensor.copy_, lambda a, c: (a, c), {}),
     ("masked_fill_", torch.Tensor.masked_fill_, lambda a, c: (a, c > 0, 1.0), {}),
+    ("index_put_", torch.Tensor.index_put_, lambda a, c: (a, (torch.tensor([0, 2]),), c[:2]), {}),
+    ("index_add_", torch.Tensor.index_add_, lambda a, c: (a, 0, torch.tensor([1, 3]), c[:2]), {}),
     ("__imul__", torch.Tensor.__imul__, lambda a, c: (a, c), {}),
 ]
 

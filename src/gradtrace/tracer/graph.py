@@ -419,14 +419,15 @@ def _drop_warning(*args: Any, **kwargs: Any) -> None:
     """A warning the stand-in call gives is not the program's: shown nowhere."""
 
 
-def _twin_version(node: Any, slot: str, data: torch.Tensor) -> int | None:
-    """The version a stand-in node saved ``slot`` at: the tensor's own when reading it passes the check,
-    else the one PyTorch names as expected."""
+def _twin_version(node: Any, slot: str, data: torch.Tensor, listed: bool = False) -> int | None:
+    """The version a stand-in node saved ``slot`` (``data``) at: the tensor's own when reading it passes the
+    check, else the one PyTorch names as expected (``listed``: ``data`` is one of a list of saved tensors,
+    and which one the check names is not said: None)."""
     try:
         getattr(node, "_saved_" + slot)
     except RuntimeError as exc:
         said = _VERSIONS.search(str(exc))
-        return int(said.group(2)) if said is not None else None
+        return int(said.group(2)) if said is not None and not listed else None
     except Exception:
         return None
     return version_of(data)
@@ -525,8 +526,8 @@ def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befo
                 key = by_storage.get(data.untyped_storage()._cdata)
             if key is None:
                 continue
-            saved_at = _twin_version(fn, slot, data) if name == slot else None
-            if saved_at is None:  # (one of a list of saved values: which one a failed check names is not said)
+            saved_at = _twin_version(fn, slot, data, name != slot)
+            if saved_at is None:
                 return None
             t, _stand_in_t, version = twins[key]
             found.append((name, t, version + saved_at))  # every stand-in starts at version 0
