@@ -294,6 +294,9 @@ class Moment:
     graph: dict[int, LiveNode] | None = None
 
 
+_LAZY = torch.nn.parameter.UninitializedTensorMixin
+
+
 def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch.Tensor]]:
     """Names as the trace spells them: ``x``, ``model.fc.weight``, ``bn.running_mean``, ``xs[0]``."""
     out: list[tuple[str, torch.Tensor]] = []
@@ -302,9 +305,9 @@ def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch
             continue
         if isinstance(v, torch.Tensor):
             out.append((prefix + k, v))
-        elif isinstance(v, torch.nn.Module):
-            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters()]
-            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None]
+        elif isinstance(v, torch.nn.Module):  # (a lazy module's parameters have no values before its first call)
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters() if not isinstance(t, _LAZY)]
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None and not isinstance(t, _LAZY)]
         elif isinstance(v, (list, tuple)):
             out += [(f"{prefix}{k}[{i}]", t) for i, t in enumerate(v[:64]) if isinstance(t, torch.Tensor)]
         elif isinstance(v, dict):

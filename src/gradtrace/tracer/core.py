@@ -436,22 +436,29 @@ class Tracer(RunDriver):
             self._numpy_storages = {s for s in self._numpy_storages if held.get(s)}
             self._numpy_storages.update(fresh)
             fresh.clear()
-        self._grads_changed()
+        out += self._grads_changed()
         return out
 
-    def _grads_changed(self) -> None:
+    def _grads_changed(self) -> list[torch.Tensor]:
         """After ``opt.zero_grad()`` (run with no torch function mode): every shown tensor that had a
-        ``.grad`` may have lost it or had it zeroed; they are read again (flagged)."""
+        ``.grad`` may have lost it or had it zeroed; they are read again (flagged). After ``opt.step()``
+        their values may have changed with no version bump (a fused optimizer's kernel): they are
+        returned, as written, for their memory to be read again too."""
         rec = self.recorder
         if not rec.grads_changed:
-            return
-        rec.grads_changed = False
+            return []
+        values = rec.grads_changed == "values"
+        rec.grads_changed = ""
         obj = self.ids.obj
+        written = []
         for tid, info in self.scene.tensors.items():
             if info.grad is not None:
                 t = obj(tid)
                 if t is not None:
                     rec.flagged.append(t)
+                    if values:
+                        written.append(t)
+        return written
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""

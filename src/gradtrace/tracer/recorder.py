@@ -183,8 +183,9 @@ _NEEDS_MODE = re.compile(
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
-    # a module's conversions (``model.double()``, ``model.to(torch.float64)``) and ``vector_to_parameters``
-    r"|\.\s*(?:double|half|bfloat16|float|to|type|cuda|cpu)\s*\(|vector_to_parameters"
+    # a module's conversions (``model.double()``, ``model.to(torch.float64)``), ``vector_to_parameters`` and
+    # ``prune.remove(layer, "weight")`` (which makes the pruned values the parameter's, through ``.data =``)
+    r"|\.\s*(?:double|half|bfloat16|float|to|type|cuda|cpu)\s*\(|vector_to_parameters|\bremove\s*\("
 )
 
 
@@ -193,13 +194,16 @@ def needs_mode(code: str) -> bool:
     return _NEEDS_MODE.search(code) is not None
 
 
-#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``)
-_GRADS = re.compile(r"zero_grad")
+#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``), or write
+#: the values of the tensors that have a ``.grad`` (``opt.step()``: a fused optimizer leaves their versions alone)
+_GRADS = re.compile(r"zero_grad|(\bstep\s*\()")
 
 
-def grads_may_change(code: str) -> bool:
-    """True when a statement with this text may change ``.grad`` of tensors it does not name."""
-    return _GRADS.search(code) is not None
+def grads_may_change(code: str) -> str:
+    """``"grads"`` when a statement with this text may change ``.grad`` of tensors it does not name,
+    ``"values"`` when it may also write the values of those tensors (an optimizer's step), else ``""``."""
+    found = _GRADS.search(code)
+    return "" if found is None else "values" if found.group(1) else "grads"
 
 
 def needs_mode_now() -> bool:
@@ -508,8 +512,9 @@ class Recorder(TorchFunctionMode):
         #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
         self.flagged: list[torch.Tensor] = []
         self._last = None
-        #: True when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
-        self.grads_changed = False
+        #: set when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
+        #: (``"grads"``), or also the values of those tensors (``"values"``: see :func:`grads_may_change`)
+        self.grads_changed = ""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
