@@ -53,7 +53,7 @@ from ..model import (
 )
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
-from .driver import RunDriver, _last_trace
+from .driver import RunDriver, _last_trace, _real_gettrace, _real_settrace
 from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
@@ -66,6 +66,8 @@ from .statements import Statement, statement_map
 from .summary import summarize
 
 DEFAULT_MAX_STEPS = 1000
+#: Python 3.11 and before: the line hook is a sys.settrace function, which sees every call (see _new_node)
+_SETTRACE_LINES = sys.version_info < (3, 12)
 MAX_CONTAINER_ITEMS = 64
 
 
@@ -396,7 +398,7 @@ class Tracer(RunDriver):
         """True when a thread started since the trace began runs, or ran since the last snapshot
         (its torch calls reach no torch function mode: nothing tells what it changed)."""
         seen = self._threads_seen
-        if threading.active_count() == 1 and seen is None:
+        if seen is None and _thread_count() == 1:
             return False
         alive = {t.ident for t in threading.enumerate()}
         extra = alive - self._threads
@@ -698,11 +700,12 @@ class Tracer(RunDriver):
             return
         # called while the line hook still sees every call (Python 3.11): it is switched off first, so
         # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
-        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        # (the interpreter's own settrace and gettrace: the program's stand-ins pass gradtrace's calls on to them)
+        hook = _real_gettrace() if _SETTRACE_LINES else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
             if hook is not None:
-                sys.settrace(None)
+                _real_settrace(None)
             self._read_new_node(out, module)
         except BaseException:
             self._put_back()
@@ -750,7 +753,7 @@ class Tracer(RunDriver):
             if collecting:
                 gc.enable()
             if hook is not None:
-                sys.settrace(hook)
+                _real_settrace(hook)
             self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
@@ -940,6 +943,15 @@ class Tracer(RunDriver):
 # ------------------------------------------------------------------ helpers
 #: names a notebook shell keeps for itself (``Out`` holds every displayed result)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+
+def _thread_count() -> int:
+    """``threading.active_count()`` without taking the threading module's lock (read at every step: a
+    thread starting meanwhile is seen at the next step, as it would be with the lock)."""
+    try:
+        return len(threading._active) + len(threading._limbo)  # type: ignore[attr-defined]
+    except Exception:  # another Python's threading module
+        return threading.active_count()
 
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -1234,10 +1246,9 @@ class _ModuleTree:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
             return False
-        if sum(map(len, fields)) != len(self.values):  # an entry added or removed
-            return False
         values = list(_chain(map(_values, fields)))
-        return (type(self.module) is self.classes[0] and all(map(operator.is_, values, self.values))
+        # (an entry added or removed changes how many values there are)
+        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
                 and all(map(operator.is_, _chain(fields), self.keys))
                 and all(map(operator.is_, map(type, values), self.types))
                 and all(map(operator.is_, map(getattr, self.owners, self.names), self.listing)))
