@@ -194,3 +194,14 @@ def test_prediction_names_the_node_inside_copyslices() -> None:
     assert not before_change.predictions
     shown = before_change.nodes[pred.node].saved
     assert [(s.name, s.tensor, s.state) for s in shown] == [("MulBackward0.other", c_id, "alive")]
+
+
+def test_no_stand_in_call_while_the_program_profiles() -> None:
+    # the program's profile lists exactly its own ops
+    _w, b, a, c = _setup(False)
+    before = view_write_before((a, c), {})
+    assert before is not None
+    with torch.profiler.profile() as prof:
+        a.mul_(c)
+        assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is None
+    assert [e.name for e in prof.events() if e.name == "aten::zeros"] == []

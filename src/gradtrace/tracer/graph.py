@@ -450,13 +450,16 @@ def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befor
     ``module``: the call was ``func(module, *args)``, a module's forward (see :func:`_torch_module`).
     The call is made again on stand-ins (see above), with grad mode on as the call had it, no torch
     function or dispatch mode of the program's in the way, and warnings shown nowhere. Not done when
-    saved-tensor hooks are active (the program's pack hook would run) or a function transform is.
+    saved-tensor hooks are active (the program's pack hook would run), a function transform is, or the
+    program's profiler runs.
     """
     if not (_torch_own(func) if module is None else _torch_module(module, func)) or "out" in kwargs:
         return None
     if torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
         return None
     if torch._C._are_functorch_transforms_active():
+        return None
+    if torch._C._autograd._profiler_enabled():  # the program's profile would list the stand-in call's ops
         return None
     with quiet():  # (setting grad mode too: a torch function mode would see it)
         grad_mode = torch.is_grad_enabled()
