@@ -41,6 +41,8 @@ CALLS: list[tuple[str, Any, Callable[[torch.Tensor, torch.Tensor], tuple[Any, ..
     ("lerp_", torch.Tensor.lerp_, lambda a, c: (a, c, 0.5), {}),
     ("copy_", torch.Tensor.copy_, lambda a, c: (a, c), {}),
     ("masked_fill_", torch.Tensor.masked_fill_, lambda a, c: (a, c > 0, 1.0), {}),
+    ("index_put_", torch.Tensor.index_put_, lambda a, c: (a, (torch.tensor([0, 2]),), c[:2]), {}),
+    ("index_add_", torch.Tensor.index_add_, lambda a, c: (a, 0, torch.tensor([1, 3]), c[:2]), {}),
     ("__imul__", torch.Tensor.__imul__, lambda a, c: (a, c), {}),
 ]
 
@@ -192,3 +194,14 @@ def test_prediction_names_the_node_inside_copyslices() -> None:
     assert not before_change.predictions
     shown = before_change.nodes[pred.node].saved
     assert [(s.name, s.tensor, s.state) for s in shown] == [("MulBackward0.other", c_id, "alive")]
+
+
+def test_no_stand_in_call_while_the_program_profiles() -> None:
+    # the program's profile lists exactly its own ops
+    _w, b, a, c = _setup(False)
+    before = view_write_before((a, c), {})
+    assert before is not None
+    with torch.profiler.profile() as prof:
+        a.mul_(c)
+        assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is None
+    assert [e.name for e in prof.events() if e.name == "aten::zeros"] == []

@@ -419,14 +419,15 @@ def _drop_warning(*args: Any, **kwargs: Any) -> None:
     """A warning the stand-in call gives is not the program's: shown nowhere."""
 
 
-def _twin_version(node: Any, slot: str, data: torch.Tensor) -> int | None:
-    """The version a stand-in node saved ``slot`` at: the tensor's own when reading it passes the check,
-    else the one PyTorch names as expected."""
+def _twin_version(node: Any, slot: str, data: torch.Tensor, listed: bool = False) -> int | None:
+    """The version a stand-in node saved ``slot`` (``data``) at: the tensor's own when reading it passes the
+    check, else the one PyTorch names as expected (``listed``: ``data`` is one of a list of saved tensors,
+    and which one the check names is not said: None)."""
     try:
         getattr(node, "_saved_" + slot)
     except RuntimeError as exc:
         said = _VERSIONS.search(str(exc))
-        return int(said.group(2)) if said is not None else None
+        return int(said.group(2)) if said is not None and not listed else None
     except Exception:
         return None
     return version_of(data)
@@ -449,13 +450,16 @@ def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befor
     ``module``: the call was ``func(module, *args)``, a module's forward (see :func:`_torch_module`).
     The call is made again on stand-ins (see above), with grad mode on as the call had it, no torch
     function or dispatch mode of the program's in the way, and warnings shown nowhere. Not done when
-    saved-tensor hooks are active (the program's pack hook would run) or a function transform is.
+    saved-tensor hooks are active (the program's pack hook would run), a function transform is, or the
+    program's profiler runs.
     """
     if not (_torch_own(func) if module is None else _torch_module(module, func)) or "out" in kwargs:
         return None
     if torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
         return None
     if torch._C._are_functorch_transforms_active():
+        return None
+    if torch._C._autograd._profiler_enabled():  # the program's profile would list the stand-in call's ops
         return None
     with quiet():  # (setting grad mode too: a torch function mode would see it)
         grad_mode = torch.is_grad_enabled()
@@ -525,8 +529,8 @@ def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befo
                 key = by_storage.get(data.untyped_storage()._cdata)
             if key is None:
                 continue
-            saved_at = _twin_version(fn, slot, data) if name == slot else None
-            if saved_at is None:  # (one of a list of saved values: which one a failed check names is not said)
+            saved_at = _twin_version(fn, slot, data, name != slot)
+            if saved_at is None:
                 return None
             t, _stand_in_t, version = twins[key]
             found.append((name, t, version + saved_at))  # every stand-in starts at version 0
