@@ -25,9 +25,10 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN = {
-    "view_inplace_own_target": "a.mul_(a) on a view: the MulBackward0 that saved the view's old values sits inside "
-                               "CopySlices, whose saved values PyTorch does not expose, so backward's failure on "
-                               "them is not predicted",
+    "view_inplace_under_function_mode": "an in-place call on a view made under the program's own "
+                                        "TorchFunctionMode: the statement runs without the recorder's mode, so the "
+                                        "call and its arguments go unseen, and what the node CopySlices wraps saved "
+                                        "(PyTorch exposes neither that node nor its saved values) is not known",
 }
 
 
@@ -69,3 +70,34 @@ def test_oracle_checks_large_tensors_by_their_stats() -> None:
     y[5] -= 1
     y[0] = -1.0
     assert not _same_stats(shown, y)
+
+
+def test_oracle_checks_predictions_for_a_root_made_by_the_backward_statement() -> None:
+    # ``h.sum().backward()`` names no root: the failure must still have been predicted for ``h``,
+    # and a success must not have been. A trace whose prediction is taken away fails the check.
+    import dataclasses
+
+    from regressions.fidelity import check_predictions
+
+    failing = ("import torch\nx = torch.tensor([1., 2.], requires_grad=True)\nh = x.exp()\n"
+               "h.add_(1)\nh.sum().backward()\n")
+    trace = check_fidelity(failing)
+    before = trace[-2]
+    assert before.predictions and {p.root for p in before.predictions} == {"h"}
+    blind = dataclasses.replace(trace, steps=(*trace.steps[:-2], dataclasses.replace(before, predictions=()),
+                                              trace.steps[-1]))
+    with pytest.raises(AssertionError, match="no prediction for h"):
+        check_predictions(failing, blind, None)
+    fine = "import torch\nx = torch.tensor([1., 2.], requires_grad=True)\nh = x * 2\nh.add_(1)\nh.sum().backward()\n"
+    trace = check_fidelity(fine)
+    before = trace[-2]
+    told = dataclasses.replace(before, predictions=trace[-2].predictions or (_made_up_prediction("h"),))
+    wrong = dataclasses.replace(trace, steps=(*trace.steps[:-2], told, trace.steps[-1]))
+    with pytest.raises(AssertionError, match="ran fine"):
+        check_predictions(fine, wrong, None)
+
+
+def _made_up_prediction(root: str):
+    from gradtrace.model import Prediction
+
+    return Prediction(root=root, node="n1", saved="self", tensor=None, saved_version=0, version=1, message="")

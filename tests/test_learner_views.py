@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 import gradtrace
-from gradtrace.render.text import reverse_pass
+from gradtrace.render.text import reverse_pass, step_text
 
 BROADCAST = """\
 import torch
@@ -52,3 +52,26 @@ def test_a_broadcast_input_is_said_to_get_the_sum_of_its_gradient() -> None:
     text = gradtrace.explain(ns["loss"], names=ns).to_text()
     to_leaf = [line for line in text.splitlines() if line.strip().startswith("→") and ("(c)" in line or "(d)" in line)]
     assert len(to_leaf) == 2 and all("summed to shape ()" in line for line in to_leaf), to_leaf
+
+
+BATCH_NORM = """\
+import torch
+torch.manual_seed(0)
+bn = torch.nn.BatchNorm1d(2)
+x = torch.randn(4, 2)
+out = bn(x)
+"""
+
+
+def test_running_statistics_updated_by_batch_norm_are_not_blamed_on_the_learner() -> None:
+    # train-mode BatchNorm updates running_mean/var inside its kernel, with no version bump: the step said
+    # "written behind autograd's back (.data =, set_, NumPy or another alias)", none of which the program did
+    plain = _plain(BATCH_NORM)
+    bn = plain["bn"]
+    assert isinstance(bn, torch.nn.BatchNorm1d) and bn.running_mean is not None
+    assert not torch.equal(bn.running_mean, torch.zeros(2))  # PyTorch did update them, version unchanged
+    trace = gradtrace.trace_code(BATCH_NORM, {})
+    step = trace.steps[-1]
+    said = [line for line in step_text(step).splitlines() if "bn.running_mean" in line and "new values" in line]
+    assert len(said) == 1 and "batch norm" in said[0], said
+    assert "behind autograd's back" not in said[0]

@@ -200,7 +200,8 @@ class Mutate:
 
     @property
     def unseen(self) -> bool:
-        """The values changed behind autograd's back (``.data =``, ``set_``, NumPy or another alias)."""
+        """The values changed where autograd does not count it (``.data =``, ``set_``, NumPy, another alias, or a
+        kernel's own update, as batch norm's running statistics)."""
         return self.op == UNSEEN_WRITE
 
 

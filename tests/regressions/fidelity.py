@@ -294,6 +294,9 @@ class Moment:
     graph: dict[int, LiveNode] | None = None
 
 
+_LAZY = torch.nn.parameter.UninitializedTensorMixin
+
+
 def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch.Tensor]]:
     """Names as the trace spells them: ``x``, ``model.fc.weight``, ``bn.running_mean``, ``xs[0]``."""
     out: list[tuple[str, torch.Tensor]] = []
@@ -302,9 +305,9 @@ def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch
             continue
         if isinstance(v, torch.Tensor):
             out.append((prefix + k, v))
-        elif isinstance(v, torch.nn.Module):
-            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters()]
-            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None]
+        elif isinstance(v, torch.nn.Module):  # (a lazy module's parameters have no values before its first call)
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters() if not isinstance(t, _LAZY)]
+            out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None and not isinstance(t, _LAZY)]
         elif isinstance(v, (list, tuple)):
             out += [(f"{prefix}{k}[{i}]", t) for i, t in enumerate(v[:64]) if isinstance(t, torch.Tensor)]
         elif isinstance(v, dict):
@@ -513,9 +516,10 @@ def assert_same_thing(name: str, a: Any, b: Any) -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same_thing(f"{name}[{i}]", x, y)
     elif isinstance(a, dict):
-        assert list(a) == list(b), name
-        for k in a:
-            assert_same_thing(f"{name}[{k!r}]", a[k], b[k])
+        assert len(a) == len(b), name
+        for i, (ka, kb) in enumerate(zip(a, b, strict=True)):  # (keys may be tensors: ``{p: opt for p in params}``)
+            assert_same_thing(f"{name} key {i}", ka, kb)
+            assert_same_thing(f"{name}[{i}]" if isinstance(ka, torch.Tensor) else f"{name}[{ka!r}]", a[ka], b[kb])
     elif isinstance(a, float) and a != a:
         assert b != b, name
     elif isinstance(a, (int, float, bool, str, complex, type(None))):
@@ -727,6 +731,9 @@ def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None
         failed = err is not None and STALE_ERROR in err.message  # type: ignore[union-attr]
         predicted = {p.root for p in before.predictions}
         for root in calls:
+            if isinstance(root, tuple):  # ``h.sum().backward()``: the root is made by the statement itself
+                _check_made_root(step, before, root, failed, predicted)
+                continue
             if root not in before.bindings:
                 continue
             if failed:
@@ -744,21 +751,55 @@ def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None
         del backs
 
 
-def _backward_roots(code: str) -> list[str]:
+def _check_made_root(step: Step, before: Step, root: tuple[str, bool], failed: bool, predicted: set[str]) -> None:
+    """A root the backward statement makes from a named tensor (``h.sum()``, ``(h * w).mean()``).
+
+    Its graph holds the named tensors' graphs, so a failure on a stale value must have been
+    predicted for one of them; when the root is a chain of methods of one tensor
+    (``h.sum()``, ``h.pow(2).mean()``) that the statement does not change, a success must
+    not have been predicted for it either.
+    """
+    names = [n for n in root[0].split(",") if n in before.bindings]
+    if not names:
+        return
+    if failed:
+        assert predicted & set(names), \
+            f"step {step.index} {step.code!r} failed on a stale value, no prediction for {', '.join(names)}"
+    elif root[1] and not any(e.kind == "error" for e in step.events):
+        assert names[0] not in predicted, \
+            f"step {step.index} {step.code!r} ran fine, but step {before.index} predicted failure for {names[0]}"
+
+
+def _method_chain_of(node: ast.AST) -> str | None:
+    """``h`` for ``h.sum()``, ``h.pow(2).mean()`` (calls whose arguments name no other tensor)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr[-1:] != "_":
+        if any(isinstance(a, ast.Name) for arg in [*node.args, *node.keywords] for a in ast.walk(arg)):
+            return None
+        node = node.func.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _backward_roots(code: str) -> list[Any]:
     """The roots a statement's backward calls name: ``y`` for ``y.backward(...)``,
     ``torch.autograd.backward(y, ...)`` and ``torch.autograd.grad(y, ...)`` (with any arguments:
     ``inputs=`` and ``autograd.grad`` run only the nodes on the way to their inputs, so a
-    stale value elsewhere must not be predicted to fail them)."""
+    stale value elsewhere must not be predicted to fail them). A root the statement makes
+    (``h.sum().backward()``) is ``("h,w", exact)``: the names in it, and whether it is a chain
+    of methods of the one tensor ``h``."""
     try:
         tree = ast.parse(code.strip())
     except SyntaxError:
         return []
-    out = []
+    out: list[Any] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         if node.func.attr == "backward" and isinstance(node.func.value, ast.Name) and node.func.value.id != "autograd":
             out.append(node.func.value.id)
+        elif node.func.attr == "backward" and isinstance(node.func.value, (ast.Call, ast.BinOp)) \
+                and not node.args and not node.keywords:
+            named = [n.id for n in ast.walk(node.func.value) if isinstance(n, ast.Name)]
+            out.append((",".join(dict.fromkeys(named)), _method_chain_of(node.func.value) is not None))
         elif node.func.attr in ("backward", "grad") and ast.unparse(node.func.value) in ("torch.autograd", "autograd") \
                 and node.args and isinstance(node.args[0], ast.Name):
             out.append(node.args[0].id)

@@ -53,10 +53,10 @@ from ..model import (
 )
 from . import safe
 from .backward import BackwardCall, unwatch_nodes, watch_nodes
-from .driver import RunDriver, _last_trace
+from .driver import RunDriver, _last_trace, _real_gettrace, _real_settrace
 from .events import binding_events, grad_changes, make_grad, mutate_events
 from .flow import MAX_WATCHED_CALLS
-from .graph import GraphBook, grad_fn_of, storage_of, version_of
+from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .quiet import quiet
@@ -66,6 +66,8 @@ from .statements import Statement, statement_map
 from .summary import summarize
 
 DEFAULT_MAX_STEPS = 1000
+#: Python 3.11 and before: the line hook is a sys.settrace function, which sees every call (see _new_node)
+_SETTRACE_LINES = sys.version_info < (3, 12)
 MAX_CONTAINER_ITEMS = 64
 
 
@@ -76,17 +78,12 @@ _excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 
 
-def _below_autograd() -> bool:
-    """True when a write the statement made may have left every version counter alone.
-
-    Below autograd an in-place write bumps no version: the op's autograd layer bumps it (and gives the
-    output its ``grad_fn``) when the op returns, and only for the op's own in-place target. Code runs
-    there while torch's dispatcher is inside an op: a ``__torch_dispatch__`` handler (a dispatch mode's,
-    a tensor subclass's) or an op's own implementation. And while a dispatch mode is on, its handler may
-    have run for the statement's calls with no step of its own (during ``backward()``, or from code
-    not traced).
-    """
-    return _excluded(_ADInplaceOrView) or _dispatch_modes() > 0
+def _inside_op() -> bool:
+    """True while torch's dispatcher is inside an op, below autograd: the code running is a
+    ``__torch_dispatch__`` handler (a dispatch mode's, a tensor subclass's) or an op's own implementation.
+    There an in-place write bumps no version: the op's autograd layer bumps it (and gives the output its
+    ``grad_fn``) when the op returns, and only for the op's own in-place target."""
+    return _excluded(_ADInplaceOrView)
 
 
 class _Source:
@@ -143,6 +140,7 @@ class Tracer(RunDriver):
         self.recorder.watch = self._watch_backward
         self.recorder.unwatch = unwatch_nodes
         self.recorder.on_node = self._new_node
+        self.recorder.on_view_write = self._view_write
         self.recorder.known_node = self.ids.node
         self._watched_calls = 0
         self._module_paths: dict[int, str] = {}
@@ -176,8 +174,10 @@ class Tracer(RunDriver):
         self._modules_seen: dict[int, _ModuleTree] = {}
         #: tensors read inside a function before autograd may have set their flags -> the stack depth then
         self._unsettled: dict[str, int] = {}
-        #: the step being taken is one where a write may have moved no version (see :func:`_below_autograd`)
-        self._below = False
+        #: the step being taken: torch is inside an op (see :func:`_inside_op`); a dispatch mode is on (whose
+        #: handler may have written, below autograd, with no step of its own: during ``backward()``, from code
+        #: not traced). Either way a write may have moved no version.
+        self._below = (False, False)
         self._cold = True
         self.recorder.on_stop = self._release
 
@@ -192,7 +192,7 @@ class Tracer(RunDriver):
         collecting = gc.isenabled()
         grad_mode = torch.is_grad_enabled()
         self._undo = (collecting, grad_mode, None)
-        self._below = _below_autograd()  # (read before quiet() takes the dispatch modes off)
+        self._below = (_inside_op(), _dispatch_modes() > 0)  # (read before quiet() takes the modes off)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
             with quiet():
@@ -225,14 +225,14 @@ class Tracer(RunDriver):
         book.module = rec.running_module()  # the statement's own new nodes were made in it
         outside = self._outside_writers()
         numpy_held = self._numpy_storages
-        in_op = self._below
+        in_op, modes_on = self._below
         heard = bool(rec.ops or rec.inplace or rec.written or rec.backwards or rec.flagged or rec.untracked or outside
-                     or numpy_held or in_op)
+                     or numpy_held or in_op or modes_on)
         if rec.inplace or rec.written or outside:
             book.touched([t for _op, t in rec.inplace] + rec.written + outside)
         if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
             book.dirty = book.dirty | numpy_held
-        if in_op:  # the version counters tell nothing: every shown tensor's memory is read again
+        if in_op or modes_on:  # the version counters tell nothing: every shown tensor's memory is read again
             book.dirty = book.dirty | scene.by_storage.keys()
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
@@ -398,7 +398,7 @@ class Tracer(RunDriver):
         """True when a thread started since the trace began runs, or ran since the last snapshot
         (its torch calls reach no torch function mode: nothing tells what it changed)."""
         seen = self._threads_seen
-        if threading.active_count() == 1 and seen is None:
+        if seen is None and _thread_count() == 1:
             return False
         alive = {t.ident for t in threading.enumerate()}
         extra = alive - self._threads
@@ -438,22 +438,29 @@ class Tracer(RunDriver):
             self._numpy_storages = {s for s in self._numpy_storages if held.get(s)}
             self._numpy_storages.update(fresh)
             fresh.clear()
-        self._grads_changed()
+        out += self._grads_changed()
         return out
 
-    def _grads_changed(self) -> None:
+    def _grads_changed(self) -> list[torch.Tensor]:
         """After ``opt.zero_grad()`` (run with no torch function mode): every shown tensor that had a
-        ``.grad`` may have lost it or had it zeroed; they are read again (flagged)."""
+        ``.grad`` may have lost it or had it zeroed; they are read again (flagged). After ``opt.step()``
+        their values may have changed with no version bump (a fused optimizer's kernel): they are
+        returned, as written, for their memory to be read again too."""
         rec = self.recorder
         if not rec.grads_changed:
-            return
-        rec.grads_changed = False
+            return []
+        values = rec.grads_changed == "values"
+        rec.grads_changed = ""
         obj = self.ids.obj
+        written = []
         for tid, info in self.scene.tensors.items():
             if info.grad is not None:
                 t = obj(tid)
                 if t is not None:
                     rec.flagged.append(t)
+                    if values:
+                        written.append(t)
+        return written
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
@@ -693,12 +700,33 @@ class Tracer(RunDriver):
             return
         # called while the line hook still sees every call (Python 3.11): it is switched off first, so
         # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
-        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        # (the interpreter's own settrace and gettrace: the program's stand-ins pass gradtrace's calls on to them)
+        hook = _real_gettrace() if _SETTRACE_LINES else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls below: see _snapshot
             if hook is not None:
-                sys.settrace(None)
+                _real_settrace(None)
             self._read_new_node(out, module)
+        except BaseException:
+            self._put_back()
+            raise
+
+    def _view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
+                    module: Any = None) -> None:
+        """A call on a view returned: what the node it hid inside ``CopySlices`` saved (see
+        :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`_new_node`."""
+        if self.recorder.in_backward:
+            return
+        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
+        try:  # an interrupt between the putting-back calls: see _snapshot
+            if hook is not None:
+                sys.settrace(None)
+            with quiet():
+                self.book.view_write(func, args, kwargs, before, module)
+            if hook is not None:
+                sys.settrace(hook)
+            self._undo = None
         except BaseException:
             self._put_back()
             raise
@@ -725,7 +753,7 @@ class Tracer(RunDriver):
             if collecting:
                 gc.enable()
             if hook is not None:
-                sys.settrace(hook)
+                _real_settrace(hook)
             self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
@@ -898,8 +926,10 @@ class Tracer(RunDriver):
                     continue
                 holder = nodes[nid]
                 who = s.tensor or "a saved tensor"
+                inner, dot, slot = s.name.partition(".")
+                saver = f"the {inner} inside {holder.name} ({nid})" if dot else f"{holder.name} ({nid})"
                 message = (
-                    f"{name}.backward() will fail: {holder.name} ({nid}) saved {s.name} = {who} "
+                    f"{name}.backward() will fail: {saver} saved {slot if dot else s.name} = {who} "
                     f"at version {s.saved_version}, and {who} has since been changed in place "
                     f"(now version {s.version})."
                 )
@@ -934,6 +964,15 @@ class Tracer(RunDriver):
 # ------------------------------------------------------------------ helpers
 #: names a notebook shell keeps for itself (``Out`` holds every displayed result)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+
+def _thread_count() -> int:
+    """``threading.active_count()`` without taking the threading module's lock (read at every step: a
+    thread starting meanwhile is seen at the next step, as it would be with the lock)."""
+    try:
+        return len(threading._active) + len(threading._limbo)  # type: ignore[attr-defined]
+    except Exception:  # another Python's threading module
+        return threading.active_count()
 
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -1228,10 +1267,9 @@ class _ModuleTree:
             return False
         if not _all_is(fields, self.fields):  # ``_parameters`` (or another of the three) replaced
             return False
-        if sum(map(len, fields)) != len(self.values):  # an entry added or removed
-            return False
         values = list(_chain(map(_values, fields)))
-        return (type(self.module) is self.classes[0] and all(map(operator.is_, values, self.values))
+        # (an entry added or removed changes how many values there are)
+        return (type(self.module) is self.classes[0] and _all_is(values, self.values)
                 and all(map(operator.is_, _chain(fields), self.keys))
                 and all(map(operator.is_, map(type, values), self.types))
                 and all(map(operator.is_, map(getattr, self.owners, self.names), self.listing)))

@@ -175,7 +175,7 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
-        self._needs: dict[int, tuple[bool, bool]] = {}  # by id(statement): the map keeps each alive
+        self._needs: dict[int, tuple[bool, str]] = {}  # by id(statement): the map keeps each alive
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and counts per function name
         self._labels: dict[types.FrameType, str] = {}
@@ -602,8 +602,8 @@ class RunDriver:
                 self.recorder.mode_on()
             elif need[0]:  # what the mode would have told: the tensors it names may change unseen
                 self._suspects[frame] = _named_tensors(frame, stmt.code)
-        if need[1]:
-            self.recorder.grads_changed = True
+        if need[1] and self.recorder.grads_changed != "values":
+            self.recorder.grads_changed = need[1]
 
     def _note_suspects(self) -> None:
         """Before a snapshot: the tensors named by running statements that ran without the mode they

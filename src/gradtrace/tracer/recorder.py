@@ -33,7 +33,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .backward import BACKWARD_CODES, BackwardCall, backward_call
-from .graph import grad_fn_of, version_of
+from .graph import ViewWrite, grad_fn_of, version_of, view_write_before
 from .stack import ensure_deep_stack
 
 _INPLACE_DUNDER = frozenset(
@@ -202,8 +202,9 @@ _NEEDS_MODE = re.compile(
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
-    # a module's conversions (``model.double()``, ``model.to(torch.float64)``) and ``vector_to_parameters``
-    r"|\.\s*(?:double|half|bfloat16|float|to|type|cuda|cpu)\s*\(|vector_to_parameters"
+    # a module's conversions (``model.double()``, ``model.to(torch.float64)``), ``vector_to_parameters`` and
+    # ``prune.remove(layer, "weight")`` (which makes the pruned values the parameter's, through ``.data =``)
+    r"|\.\s*(?:double|half|bfloat16|float|to|type|cuda|cpu)\s*\(|vector_to_parameters|\bremove\s*\("
 )
 
 
@@ -212,13 +213,16 @@ def needs_mode(code: str) -> bool:
     return _NEEDS_MODE.search(code) is not None
 
 
-#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``)
-_GRADS = re.compile(r"zero_grad")
+#: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``), or write
+#: the values of the tensors that have a ``.grad`` (``opt.step()``: a fused optimizer leaves their versions alone)
+_GRADS = re.compile(r"zero_grad|(\bstep\s*\()")
 
 
-def grads_may_change(code: str) -> bool:
-    """True when a statement with this text may change ``.grad`` of tensors it does not name."""
-    return _GRADS.search(code) is not None
+def grads_may_change(code: str) -> str:
+    """``"grads"`` when a statement with this text may change ``.grad`` of tensors it does not name,
+    ``"values"`` when it may also write the values of those tensors (an optimizer's step), else ``""``."""
+    found = _GRADS.search(code)
+    return "" if found is None else "values" if found.group(1) else "grads"
 
 
 def needs_mode_now() -> bool:
@@ -278,6 +282,11 @@ class Recorder(TorchFunctionMode):
         #: called with each output that carries a new node, as soon as the call (or the module's
         #: forward) returns, so the node's saved values are read before a later call changes them
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
+        #: called after a call whose first argument is a view, with the call and what was noted before it
+        #: (:func:`.graph.view_write_before`): an in-place call there hides its node inside ``CopySlices``
+        self.on_view_write: Callable[..., None] | None = None
+        #: id(module) -> the views among a running module's inputs, as noted when its forward began
+        self._view_inputs: dict[int, list[tuple[torch.Tensor, ViewWrite]]] = {}
         #: starts watching a backward call (set by the tracer): what ``unwatch`` gets at its end
         self.watch: Callable[[BackwardCall], Any] | None = None
         self.unwatch: Callable[[Any], None] | None = None
@@ -395,6 +404,7 @@ class Recorder(TorchFunctionMode):
         self._handles = []
         self._modules = []
         self._inputs = []
+        self._view_inputs = {}
         self.end_all()
         self.mode_off_all()
         if self.on_stop is not None:
@@ -457,6 +467,8 @@ class Recorder(TorchFunctionMode):
                         except Exception:
                             base = (b, _NO_NODE)
                     inputs.append((a, version, fn, base))  # what an in-place forward changes it from
+                    if b is not None and self.on_view_write is not None:  # an in-place module may hide its node
+                        self._note_view_input(module, a)
                     if on_node is None or fn is _NO_NODE or last is not None and last[1] == version \
                             and last[0]() is a:
                         continue  # the output a module just returned, unchanged: its nodes were read then
@@ -471,10 +483,17 @@ class Recorder(TorchFunctionMode):
         except Exception:  # recording is best effort: the forward runs untouched
             pass
 
+    def _note_view_input(self, module: torch.nn.Module, a: torch.Tensor) -> None:
+        before = view_write_before((a,), {})
+        if before is not None:
+            self._view_inputs.setdefault(id(module), []).append((a, before))
+
     def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
         if _get_ident() != self.thread:
             return
         inputs = self._inputs.pop() if self._inputs else ()
+        views = self._view_inputs.pop(id(module), None) if self._view_inputs else None
+        written: list[tuple[torch.Tensor, ViewWrite]] = []  # views among the inputs the forward wrote
         modules = self._modules
         if modules and modules[-1] is module:
             modules.pop()
@@ -491,6 +510,7 @@ class Recorder(TorchFunctionMode):
                         self.inplace.append((_inplace_op(a), a))
                         self.written.append(a)
                         self._changed(a, v0, fn0, base)
+                        written += [(view, before) for view, before in views or () if view is a]
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
                     self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 on_node, last = self.on_node, self._last
@@ -521,6 +541,9 @@ class Recorder(TorchFunctionMode):
                             if len(self.nodes_read) > self.deep_at:
                                 self.deepen()
                         self._last = last = (_ref(o), version)
+                for view, before in written:  # once the nodes are read: what the hidden one saved
+                    if self.on_view_write is not None:
+                        self.on_view_write(type(module).forward, (view,), {}, before, module)
         except Exception:
             pass
 
@@ -550,8 +573,9 @@ class Recorder(TorchFunctionMode):
         #: (``t.grad = ...``, ``t.requires_grad = ...``, ``t.data = ...``, ``retain_grad()``)
         self.flagged: list[torch.Tensor] = []
         self._last = None
-        #: True when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
-        self.grads_changed = False
+        #: set when a statement since the last snapshot may have changed ``.grad`` of any tensor shown
+        #: (``"grads"``), or also the values of those tensors (``"values"``: see :func:`grads_may_change`)
+        self.grads_changed = ""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if kwargs is None:
@@ -572,9 +596,24 @@ class Recorder(TorchFunctionMode):
         if _is_backward(func):  # heard from its frame (see .backward)
             return self._call(func, args, kwargs)
         before = self._before(name, args, kwargs)
+        view = self._view_before(args, kwargs) if self.on_view_write is not None else None
         out = self._call(func, args, kwargs)
         self._after(name, out, args, before)
+        if view is not None and self.on_view_write is not None:
+            try:
+                self.on_view_write(func, args, kwargs, view)
+            except Exception:  # recording is best effort
+                pass
         return out
+
+    def _view_before(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ViewWrite | None:
+        if not args or not isinstance(args[0], _Tensor):
+            return None
+        try:
+            with _DisableTorchFunction():
+                return view_write_before(args, kwargs)
+        except Exception:
+            return None
 
     def _shielded(self, tracer: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call made while the program's own trace function is installed: it sees the call as

@@ -27,12 +27,16 @@ from typing import Any
 import torch
 
 from ..model import FREED, NodeInfo, Summary, TensorInfo
-from .graph import GraphBook, data_ptr_of, grad_fn_of, is_leaf_of, storage_of, version_of
+from .graph import GraphBook, storage_of, version_of
 from .ids import Ids
 
 
 def num(xid: str) -> int:
     return int(xid[1:])
+
+
+def _first_num(item: tuple[str, int, int]) -> int:
+    return int(item[0][1:])
 
 
 @functools.cache
@@ -123,7 +127,8 @@ class Scene:
             if now != v:
                 moved.append((tid, v, now))
         self.work["scanned"] += len(self.versions)
-        moved.sort(key=lambda m: num(m[0]))
+        if len(moved) > 1:
+            moved.sort(key=_first_num)
         return moved, dead
 
     def update(self, roots: dict[str, int], recheck: set[str] | None, nodes: set[str], dead: list[str]) -> None:
@@ -300,7 +305,10 @@ class Scene:
         no write to its storage (or its ``.grad``'s) that the version counter missed."""
         self.work["tensors"] += 1
         ids, book = self.ids, self.book
-        fn = grad_fn_of(t)
+        try:  # (grad_fn_of, is_leaf_of, version_of and data_ptr_of of .graph, inline: read for every tensor shown)
+            fn = t.grad_fn
+        except RuntimeError:
+            fn = None
         nid = None
         if fn is not None:
             nid = ids.node(fn)
@@ -309,13 +317,22 @@ class Scene:
                 nid = ids.node(fn)
             elif t.output_nr == 0:  # walked before from another tensor (a view of it): ``t`` is its output
                 book.link_output(nid, t)
-        leaf = is_leaf_of(t)
+        try:
+            leaf = bool(t.is_leaf)
+        except RuntimeError:
+            leaf = False
         retains = t.retains_grad
         grad = t.grad if (leaf or retains) else None  # a non-leaf's .grad warns when read
         grad_key = None if grad is None else (id(grad), version_of(grad))
         base = t._base
-        version = version_of(t)
-        ptr = data_ptr_of(t)
+        try:
+            version = int(t._version)
+        except Exception:  # inference tensors have no version counter
+            version = 0
+        try:
+            ptr: int | None = int(t.data_ptr())
+        except Exception:  # sparse and other layouts without one
+            ptr = None
         requires_grad = t.requires_grad
         shape = tuple(t.shape)
         dtype = t.dtype  # (a ``.data`` of another dtype may keep the memory: ``x.data = x.data.view(torch.int32)``)

@@ -36,10 +36,25 @@ _PACK = {torch.float32: "f", torch.float16: "e"}
 _PART = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
 _STRIDED = torch.strided
 _string_at = ctypes.string_at
+_new = object.__new__
 
 
 def summarize(t: torch.Tensor) -> Summary:
     """A :class:`Summary` of ``t``'s values; never raises, never prints it whole."""
+    try:
+        # the usual case first, inline (as _summarize, _capture and Captured would make it): a small
+        # contiguous CPU tensor of a plain dtype, its bytes copied as they are
+        if t.is_cpu and t.layout is _STRIDED:
+            dtype = t.dtype
+            if dtype in _CAPTURED:
+                n = t.numel()
+                if 0 < n <= CAPTURE_MAX and t.is_contiguous() and not (t.is_conj() or t.is_neg()):
+                    raw = _string_at(t.data_ptr(), n * t.element_size())
+                    captured = _new(Captured)
+                    captured.__dict__.update(_raw=raw, _dtype=dtype, _shape=tuple(t.shape), _strides=None)
+                    return captured
+    except Exception:  # read again below, the long way
+        pass
     try:
         return _summarize(t)
     except Exception as exc:  # odd layouts and devices: say what we could not read

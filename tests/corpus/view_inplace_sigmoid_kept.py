@@ -1,0 +1,13 @@
+# ruff: noqa
+# sigmoid_ on a view with nothing changed after: its saved result is current, backward runs.
+import torch
+torch.manual_seed(0)
+w = torch.randn(2, 3, requires_grad=True)
+b = w * 2
+a = b.reshape(-1)
+a.sigmoid_()
+try:
+    a.backward(gradient=torch.ones_like(a))
+    print(w.grad)
+except RuntimeError as e:
+    print("inplace" in str(e))
