@@ -2,7 +2,7 @@
 # A tiny character RNN written with raw weight matrices: one-hot inputs, a loop over time, clipped gradients, an Adagrad-like update by hand.
 import torch
 torch.manual_seed(0)
-data = "hello"
+data = "helo"
 chars = sorted(set(data))
 stoi = {ch: i for i, ch in enumerate(chars)}
 itos = {i: ch for ch, i in stoi.items()}
@@ -16,7 +16,7 @@ params = [Wxh, Whh, Why, bh, by]
 mem = [torch.zeros_like(p) for p in params]
 inputs = [stoi[c] for c in data[:-1]]
 targets = torch.tensor([stoi[c] for c in data[1:]])
-for it in range(2):
+for it in range(1):
     h = torch.zeros(1, H)
     logits = []
     for t, ix in enumerate(inputs):

@@ -5,7 +5,7 @@ torch.manual_seed(0)
 w = torch.randn(2, requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)
 total_loss = 0
-for i in range(3):
+for i in range(2):
     x = torch.randn(2)
     loss = (w * x).sum() ** 2
     opt.zero_grad()
@@ -16,7 +16,7 @@ print(total_loss, type(total_loss).__name__, total_loss.grad_fn.name())
 print(total_loss.grad_fn.next_functions[0][0].name())
 running = 0.0
 losses = []
-for i in range(3):
+for i in range(2):
     x = torch.randn(2)
     loss = (w * x).sum() ** 2
     opt.zero_grad()

@@ -9,7 +9,7 @@ opt_g = torch.optim.Adam(G.parameters(), lr=1e-2, betas=(0.5, 0.999))
 opt_d = torch.optim.Adam(D.parameters(), lr=1e-2, betas=(0.5, 0.999))
 criterion = nn.BCEWithLogitsLoss()
 real = torch.randn(4, 2) + 3
-for step in range(2):
+for step in range(1):
     z = torch.randn(4, 2)
     fake = G(z)
     opt_d.zero_grad()

@@ -22,7 +22,7 @@ b = torch.full((), -1.0, dtype=dtype, requires_grad=True)
 c = torch.full((), 0.0, dtype=dtype, requires_grad=True)
 d = torch.full((), 0.3, dtype=dtype, requires_grad=True)
 learning_rate = 5e-6
-for t in range(4):
+for t in range(2):
     P3 = LegendrePolynomial3.apply
     y_pred = a + b * P3(c + d * x)
     loss = (y_pred - y).pow(2).sum()

@@ -11,7 +11,7 @@ def synthetic_data(w, b, num_examples):
 
 true_w = torch.tensor([2, -3.4])
 true_b = 4.2
-features, labels = synthetic_data(true_w, true_b, 40)
+features, labels = synthetic_data(true_w, true_b, 20)
 print('features:', features[0], '\nlabel:', labels[0])
 
 def data_iter(batch_size, features, labels):

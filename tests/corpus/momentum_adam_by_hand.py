@@ -11,7 +11,7 @@ def loss_of(w):
 
 w = w0.clone().requires_grad_()
 velocity = torch.zeros_like(w)
-for step in range(3):
+for step in range(2):
     loss = loss_of(w)
     loss.backward()
     with torch.no_grad():
@@ -20,7 +20,7 @@ for step in range(3):
     w.grad.zero_()
 ref = torch.nn.Parameter(w0.clone())
 opt = torch.optim.SGD([ref], lr=0.1, momentum=0.9)
-for step in range(3):
+for step in range(2):
     opt.zero_grad()
     loss_of(ref).backward()
     opt.step()
@@ -30,7 +30,7 @@ v = w0.clone().requires_grad_()
 m = torch.zeros_like(v)
 s = torch.zeros_like(v)
 beta1, beta2, lr, eps = 0.9, 0.999, 0.05, 1e-8
-for t in range(1, 4):
+for t in range(1, 3):
     loss = loss_of(v)
     v.grad = None
     loss.backward()
@@ -42,7 +42,7 @@ for t in range(1, 4):
         v -= lr * m_hat / (s_hat.sqrt() + eps)
 ref2 = torch.nn.Parameter(w0.clone())
 adam = torch.optim.Adam([ref2], lr=0.05)
-for t in range(3):
+for t in range(2):
     adam.zero_grad()
     loss_of(ref2).backward()
     adam.step()

@@ -10,7 +10,7 @@ b = torch.randn((), requires_grad=True)
 c = torch.randn((), requires_grad=True)
 d = torch.randn((), requires_grad=True)
 learning_rate = 1e-4
-for t in range(5):
+for t in range(3):
     y_pred = a + b * x + c * x ** 2 + d * x ** 3
     loss = (y_pred - y).pow(2).sum()
     if t % 2 == 1:

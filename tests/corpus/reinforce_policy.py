@@ -5,7 +5,7 @@ from torch.distributions import Categorical
 torch.manual_seed(0)
 policy = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
 opt = torch.optim.Adam(policy.parameters(), lr=0.01)
-states = torch.randn(5, 2)
+states = torch.randn(3, 2)
 log_probs = []
 rewards = []
 for s in states:

@@ -4,13 +4,13 @@ import torch
 torch.manual_seed(0)
 rnn = torch.nn.RNNCell(2, 3)
 opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
-seq = torch.randn(6, 1, 2)
+seq = torch.randn(4, 1, 2)
 h = torch.zeros(1, 3)
 for chunk in range(2):
     opt.zero_grad()
     loss = 0
-    for t in range(3):
-        h = rnn(seq[chunk * 3 + t], h)
+    for t in range(2):
+        h = rnn(seq[chunk * 2 + t], h)
         loss = loss + h.pow(2).sum()
     loss.backward()
     opt.step()
@@ -21,8 +21,8 @@ h = torch.zeros(1, 3)
 try:
     for chunk in range(2):
         loss = 0
-        for t in range(3):
-            h = rnn(seq[chunk * 3 + t], h)
+        for t in range(2):
+            h = rnn(seq[chunk * 2 + t], h)
             loss = loss + h.pow(2).sum()
         loss.backward()
 except RuntimeError as e:

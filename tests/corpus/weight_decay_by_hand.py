@@ -10,7 +10,7 @@ w1 = w0.clone().requires_grad_()
 w2 = w0.clone().requires_grad_()
 w3 = torch.nn.Parameter(w0.clone())
 opt = torch.optim.SGD([w3], lr=lr, weight_decay=wd)
-for step in range(3):
+for step in range(2):
     loss1 = ((X @ w1 - y) ** 2).mean() + wd / 2 * (w1 ** 2).sum()
     loss1.backward()
     with torch.no_grad():

@@ -516,9 +516,10 @@ def assert_same_thing(name: str, a: Any, b: Any) -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same_thing(f"{name}[{i}]", x, y)
     elif isinstance(a, dict):
-        assert list(a) == list(b), name
-        for k in a:
-            assert_same_thing(f"{name}[{k!r}]", a[k], b[k])
+        assert len(a) == len(b), name
+        for i, (ka, kb) in enumerate(zip(a, b, strict=True)):  # (keys may be tensors: ``{p: opt for p in params}``)
+            assert_same_thing(f"{name} key {i}", ka, kb)
+            assert_same_thing(f"{name}[{i}]" if isinstance(ka, torch.Tensor) else f"{name}[{ka!r}]", a[ka], b[kb])
     elif isinstance(a, float) and a != a:
         assert b != b, name
     elif isinstance(a, (int, float, bool, str, complex, type(None))):
