@@ -205,3 +205,23 @@ def test_no_stand_in_call_while_the_program_profiles() -> None:
         a.mul_(c)
         assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is None
     assert [e.name for e in prof.events() if e.name == "aten::zeros"] == []
+
+
+def test_no_stand_in_bigger_than_the_memory_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # stand-ins are as big as the call's tensors: past the cap none is made (a kernel never runs out of
+    # memory for a prediction), and under it the same call is learned
+    import gradtrace.tracer.graph as graph
+
+    _w, b, a, c = _setup(False)
+    before = view_write_before((a, c), {})
+    assert before is not None
+    a.mul_(c)
+    size = a.numel() * a.element_size() + c.numel() * c.element_size()
+    monkeypatch.setattr(graph, "STAND_IN_BYTES", size)
+    assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is not None
+    monkeypatch.setattr(graph, "STAND_IN_BYTES", size - 1)
+    made: list[int] = []
+    real_zeros = torch.zeros
+    monkeypatch.setattr(torch, "zeros", lambda *args, **kw: made.append(1) or real_zeros(*args, **kw))
+    assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is None
+    assert made == []

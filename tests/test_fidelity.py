@@ -24,12 +24,7 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
-KNOWN = {
-    "view_inplace_under_function_mode": "an in-place call on a view made under the program's own "
-                                        "TorchFunctionMode: the statement runs without the recorder's mode, so the "
-                                        "call and its arguments go unseen, and what the node CopySlices wraps saved "
-                                        "(PyTorch exposes neither that node nor its saved values) is not known",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

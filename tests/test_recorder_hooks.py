@@ -126,6 +126,32 @@ def test_a_learner_torch_function_mode_sees_only_its_own_calls(path: str) -> Non
     assert ns["seen"] == _plain(source)["seen"]
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_under_a_learner_mode_the_recorder_goes_below_it_and_sees_what_its_handler_passes_on(path: str) -> None:
+    """The program's mode sees each call first, as without tracing; the recorder, below it, still
+    sees the in-place call on a view, so the value its hidden node saved is known and predicted."""
+    source = (
+        "import torch\nfrom torch.overrides import TorchFunctionMode\nseen = []\n"
+        "class Log(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        seen.append(getattr(func, '__name__', str(func)))\n"
+        "        return func(*args, **(kwargs or {}))\n"
+        "w = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\nc = torch.tensor([5., 6., 7., 8.])\n"
+        "a = (w * 2).reshape(-1)\n"
+        "with Log():\n    a.mul_(c)\n"
+        "c.add_(1)\ns = a.sum()\n"
+    )
+    tracer, trace, ns = _trace(source, path)
+    plain = _plain(source)
+    assert ns["seen"] == plain["seen"]
+    assert torch.equal(ns["a"], plain["a"])
+    assert tracer.recorder.mode_statements >= 1
+    assert torch._C._len_torch_function_stack() == 0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        plain["s"].backward()
+    assert any(p.root == "s" for p in trace.steps[-1].predictions)
+
+
 def test_which_statements_need_the_mode() -> None:
     """The text decides: in-place calls, ``out=``, ``inplace=``, augmented and item assignment,
     flags and ``.grad``/``.data`` writes, NumPy, ``detach``, checkpoints and saved-tensor hooks."""

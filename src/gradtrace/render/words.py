@@ -175,8 +175,9 @@ def _tensor_kind(step: Step, tensor_id: str) -> str:
 def _mutate(step: Step, e: Mutate) -> str:
     if e.unseen:
         return (f"{tensor_ref(step, e.tensor)} has new values but the same version {e.version_after}: written "
-                "where autograd does not count it (.data =, set_, NumPy, another alias, or an op's own kernel, as "
-                "batch norm updates its running statistics), so values saved from it are not marked stale")
+                "where autograd does not count it (.data =, set_, NumPy, another alias, a dispatch mode's handler, "
+                "or an op's own kernel, as batch norm updates its running statistics), so values saved from it "
+                "are not marked stale")
     how = f" by {clean(e.op)}" if e.op else ""
     text = f"{e.tensor} changed in place{how}{_through(step, e)}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:

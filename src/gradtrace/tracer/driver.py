@@ -597,9 +597,10 @@ class RunDriver:
         if self.capped:
             return
         if need[0] or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
-            if not self._learner_listens():
+            listens = self._learner_listens()
+            if listens != "trace":  # under the program's own mode the recorder goes below it
                 pending.mode = True
-                self.recorder.mode_on()
+                self.recorder.mode_on(below=listens == "mode")
             elif need[0]:  # what the mode would have told: the tensors it names may change unseen
                 self._suspects[frame] = _named_tensors(frame, stmt.code)
         if need[1] and self.recorder.grads_changed != "values":
@@ -616,21 +617,27 @@ class RunDriver:
                 if t is not None:
                     written.append(t)
 
-    def _learner_listens(self) -> bool:
-        """True while the program's own torch function mode or trace function is on.
+    def _learner_listens(self) -> str:
+        """``"trace"`` while the program's own trace function is on, ``"mode"`` while its own torch
+        function mode is, else ``""``.
 
-        The recorder's mode is Python code between the program's calls and torch: a learner's
-        ``TorchFunctionMode`` below it on the stack would be handed calls the program never made,
-        and a learner's ``sys.settrace`` function would see the mode's frames. Then the statement
-        runs with no mode, as most do: what it changes is read from version bumps and node names.
+        The recorder's mode is Python code between the program's calls and torch. A learner's
+        ``sys.settrace`` function would see the mode's frames: then the statement runs with no mode,
+        as most do, and what it changes is read from version bumps and node names. A learner's
+        ``TorchFunctionMode`` below the recorder would be handed calls the program never made (the
+        recorder's own reads): so the recorder is pushed below the program's modes instead. Theirs see
+        each call first, exactly as without tracing (their handlers' lines are steps as usual), and
+        the recorder sees what their handlers pass on.
         """
         rec = self.recorder
-        if _mode_stack_size() > (1 if rec.pushed else 0):
-            return True
         if self._theirs is not None:  # set through the stand-in (settrace path)
-            return True
+            return "trace"
         tracer = _real_gettrace()
-        return tracer is not None and tracer != rec.ours
+        if tracer is not None and tracer != rec.ours:
+            return "trace"
+        if _mode_stack_size() > (1 if rec.pushed else 0):
+            return "mode"
+        return ""
 
     def _opcode(self, frame: types.FrameType) -> None:
         """An instruction on a line shared by several statements: a new step when it starts another."""

@@ -351,6 +351,9 @@ def _with_accumulators(plain: list[tuple[Any, ...]], accs: dict[int, tuple[Any, 
 #: the types of the other arguments a call may have for it to be made again: nothing that runs Python code
 _PLAIN_ARGS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis), torch.dtype,
                          torch.device, torch.memory_format, torch.layout, torch.Size})
+#: the most memory the stand-ins of one call may take: a bigger call's hidden saves are not learned (a
+#: kernel must never run out of memory for a prediction)
+STAND_IN_BYTES = 64 << 20
 #: ``CopySlices``' name, as :func:`node_name` gives it
 COPY_SLICES = "CopySlices"
 
@@ -483,6 +486,9 @@ def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befo
                   copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
     target = args[0]
     twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}  # id(tensor) -> (tensor, stand-in, version)
+    distinct = {id(t): t for t, _v, _g in before.tensors}.values()
+    if sum(t.numel() * t.element_size() for t in distinct) > STAND_IN_BYTES:
+        return None
     for t, version, grad in before.tensors:
         if id(t) in twins:
             continue

@@ -326,12 +326,16 @@ class Recorder(TorchFunctionMode):
         self.clear()
 
     # ------------------------------------------------- the mode, per statement
-    def mode_on(self) -> None:
-        """Statement by statement: turn the torch function mode on (nested pushes count)."""
+    def mode_on(self, below: bool = False) -> None:
+        """Statement by statement: turn the torch function mode on (nested pushes count); ``below``:
+        under the modes already on the stack (the program's own, which then see each call first)."""
         self.pushed += 1  # counted first: an interrupt right after leaves no uncounted mode on the stack
         self.mode_statements += 1
         if self.pushed == 1:
-            torch._C._push_on_torch_function_stack(self)
+            if below:
+                _push_below(self)
+            else:
+                torch._C._push_on_torch_function_stack(self)
 
     def mode_off(self) -> None:
         if self.pushed == 0:
@@ -717,6 +721,18 @@ class Recorder(TorchFunctionMode):
             self.untracked.append((out, "inference_mode", None))
         elif not torch.is_grad_enabled():
             self.untracked.append((out, "no_grad", None))
+
+
+def _push_below(mode: Any) -> None:
+    """Put ``mode`` at the bottom of the torch function mode stack; the modes on it stay, in order."""
+    above = []
+    try:
+        while torch._C._len_torch_function_stack() > 0:
+            above.append(torch._C._pop_torch_function_stack())
+        torch._C._push_on_torch_function_stack(mode)
+    finally:
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)
 
 
 def _remove_mode(mode: Any) -> None:
