@@ -143,7 +143,7 @@ class Tracer(RunDriver):
         self.recorder.on_view_write = self._view_write
         self.recorder.known_node = self.ids.node
         self._watched_calls = 0
-        self._module_paths: dict[int, str] = {}
+        self._module_paths: dict[int, tuple[Callable[[], Any], str]] = {}
         self.steps: list[Step] = []
         self.prev: Step | None = None
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
@@ -464,15 +464,20 @@ class Tracer(RunDriver):
 
     def _module_path(self, module: torch.nn.Module) -> str:
         """``model.layer1.0`` for a module reachable from a traced name, else its class name."""
-        key = id(module)
-        path = self._module_paths.get(key)
-        if path is None:
-            for name, value in safe.name_items(self.globals_ns or {}):
-                if safe.is_a(value, torch.nn.Module) and not name.startswith("_"):
-                    for sub, m in safe.named_modules(value, prefix=name):
-                        self._module_paths.setdefault(id(m), sub)
-            path = self._module_paths.setdefault(key, type(module).__name__)
-        return path
+        paths = self._module_paths  # by id(), each with a weak reference: a dead module's address is reused
+        entry = paths.get(id(module))
+        if entry is not None and entry[0]() is module:
+            return entry[1]
+        for name, value in safe.name_items(self.globals_ns or {}):
+            if safe.is_a(value, torch.nn.Module) and not name.startswith("_"):
+                for sub, m in safe.named_modules(value, prefix=name):
+                    had = paths.get(id(m))
+                    if had is None or had[0]() is not m:
+                        paths[id(m)] = (_weak(m), sub)
+        entry = paths.get(id(module))
+        if entry is None or entry[0]() is not module:
+            entry = paths[id(module)] = (_weak(module), type(module).__name__)
+        return entry[1]
 
     # names ------------------------------------------------------------------
     def _names(self, frame: types.FrameType | None) -> tuple[dict[str, str], list[_Names], list[_Names]]:
@@ -1167,6 +1172,18 @@ def _same_names(a: list[tuple[str, Any, bool]], b: list[tuple[str, Any, bool]]) 
 def _same_pairs(a: list[Any], b: list[Any]) -> bool:
     """The same names of the same objects (by identity: a tensor's ``==`` is not a plain answer)."""
     return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
+
+
+def _never() -> None:
+    return None
+
+
+def _weak(obj: Any) -> Callable[[], Any]:
+    """A weak reference to ``obj``; for an object that takes none, one that never gives it (so never matches)."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return _never
 
 
 def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:

@@ -250,26 +250,6 @@ def version_of(t: torch.Tensor) -> int:
         return 0
 
 
-def unseen(ids: Ids, root: Any) -> list[tuple[Any, Any]]:
-    """``(node, next_functions)`` of every node reachable from ``root`` that has no id yet.
-
-    Walked without recursion (graphs can be 100,000 nodes deep), stopping at nodes with an id.
-    """
-    found: list[tuple[Any, Any]] = []
-    met: set[int] = set()  # id() of the wrappers met; ``found`` keeps them alive meanwhile
-    stack = [root]
-    node_id, pop, push, meet, keep = ids.node, stack.pop, stack.extend, met.add, found.append
-    while stack:
-        node = pop()
-        if id(node) in met or node_id(node) is not None:
-            continue
-        meet(id(node))
-        nexts = node.next_functions
-        keep((node, nexts))
-        push([nxt for nxt, _ in nexts if nxt is not None])
-    return found
-
-
 def sequence_nr(node: Any) -> int:
     """When PyTorch made ``node`` (grows in creation order, per thread); nodes without one come last."""
     try:
@@ -677,9 +657,12 @@ class GraphBook:
                 if had is not None and had.output is None:
                     self.link_output(nid, output)  # ``output`` had an id (one of several outputs: the first)
             return []
-        # unseen(ids, root), inline, keeping the id of every node met: the new nodes' input edges need them
+        # Every node reachable from ``root`` with no id yet, without recursion (graphs can be 100,000 nodes
+        # deep), stopping at nodes with an id; the id of every node met is kept: the new nodes' input edges
+        # need them. ``met`` is keyed by id(): safe, as each wrapper met stays alive until the walk ends (the
+        # root is the caller's, every other one is in the ``next_functions`` of a node in ``found``).
         found: list[tuple[Any, Any]] = []
-        met: dict[int, str | None] = {}  # id() of each wrapper met -> its node id; ``found`` keeps them alive
+        met: dict[int, str | None] = {}  # id() of each wrapper met -> its node id
         node_id = ids.node
         stack = [root]
         pop = stack.pop

@@ -293,8 +293,9 @@ class Recorder(TorchFunctionMode):
         #: the backward call running: its frame, the call, what ``watch`` gave
         self._running: tuple[Any, BackwardCall, Any] | None = None
         self._modules: list[torch.nn.Module] = []
-        #: id(module) -> its path, as ``module_path`` gave it
-        self._paths: dict[int, str] = {}
+        #: id(module) -> (a weak reference to it, its path as ``module_path`` gave it): a module made at a dead
+        #: one's address is not taken for it
+        self._paths: dict[int, tuple[Any, str]] = {}
         #: the id a backward node has been given, None before it was read (set by the tracer); the module
         #: hooks read a node only when it has none
         self.known_node: Callable[[Any], str | None] | None = None
@@ -425,9 +426,14 @@ class Recorder(TorchFunctionMode):
 
     def _path(self, module: torch.nn.Module) -> str:
         """``module_path(module)``, asked once per module (a forward call asks it up to three times)."""
-        path = self._paths.get(id(module))
-        if path is None:
-            path = self._paths[id(module)] = self.module_path(module)
+        entry = self._paths.get(id(module))
+        if entry is not None and entry[0]() is module:
+            return entry[1]
+        path = self.module_path(module)
+        try:
+            self._paths[id(module)] = (_ref(module), path)
+        except TypeError:  # a module class with ``__slots__`` and no weak references: asked each time
+            pass
         return path
 
     # The two hooks run on every module call of the program, with the line hook on (Python 3.11):
@@ -537,7 +543,8 @@ class Recorder(TorchFunctionMode):
                             continue
                         # a new output with a node: the node, and those it reaches that no read has met, were
                         # made by this forward (the ones made before it were read when it began)
-                        path = self._paths.get(id(module)) or self._path(module)
+                        entry = self._paths.get(id(module))  # self._path(module), inline on the usual path
+                        path = entry[1] if entry is not None and entry[0]() is module else self._path(module)
                         self.ops.append(("", o, path))
                         if on_node is not None:
                             self.node_reads += 1
