@@ -462,6 +462,17 @@ def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befor
             warnings.showwarning = shown
 
 
+def _swap(x: Any, twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]]) -> Any:
+    """``x`` with each of the call's tensors in it replaced by its stand-in. (A module function, not a
+    closure: a closure calling itself is a reference cycle, which would keep the program's tensors in
+    ``twins`` alive until the next collection, and so change when they die.)"""
+    if isinstance(x, torch.Tensor):
+        return twins[id(x)][1]
+    if type(x) in (list, tuple):
+        return type(x)(_swap(item, twins) for item in x)
+    return x
+
+
 def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
                   copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
     target = args[0]
@@ -477,16 +488,9 @@ def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befo
             return None
         twins[id(t)] = (t, _stand_in(t, grad, t is target), version)
 
-    def swap(x: Any) -> Any:
-        if isinstance(x, torch.Tensor):
-            return twins[id(x)][1]
-        if type(x) in (list, tuple):
-            return type(x)(swap(item) for item in x)
-        return x
-
     twin = twins[id(target)][1]
     start = grad_fn_of(twin)
-    func(*(swap(a) for a in args), **{k: swap(v) for k, v in kwargs.items()})
+    func(*(_swap(a, twins) for a in args), **{k: _swap(v, twins) for k, v in kwargs.items()})
     fn = grad_fn_of(twin)
     if fn is None or fn is start or kind_of(fn).name == COPY_SLICES:
         return None
@@ -568,6 +572,9 @@ class GraphBook:
         self._edges_made: dict[tuple[str, int], Edge] = {}
         #: ``CopySlices`` nodes holding the saved values of the node they wrap (see :meth:`view_write`)
         self._hidden: set[str] = set()
+        #: (node id, saved name) -> the base of the view that hidden saved value is, held weakly: a view
+        #: shares its base's version counter, so its version is still read once the program drops the view
+        self._hidden_base: dict[tuple[str, str], Any] = {}
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -917,6 +924,9 @@ class GraphBook:
             state = ALIVE if version == saved_version else STALE
             if state == STALE:
                 self.stale.add(nid)
+            base = t._base
+            if base is not None:
+                self._hidden_base[(nid, name)] = weakref.ref(base)
             saved.append(_record(SavedValue, name=name, tensor=tid, value=self.summary(tid, t, version), state=state,
                                  saved_version=saved_version, version=version))
         self._hidden.add(nid)
@@ -1024,6 +1034,34 @@ class GraphBook:
                 self.changed.add(nid)
             if any(s.state == STALE for s in saved):
                 self.stale.add(nid)
+        if self._hidden_base:
+            stale += self._through_base(tid, version)
+        return stale
+
+    def _through_base(self, tid: str, version: int) -> list[tuple[str, str]]:
+        """Tensor ``tid`` is now at ``version``: hidden saved values of views of it the program dropped
+        (they share its version counter) are at that version too; the ones that became stale."""
+        obj = self.ids.obj(tid)
+        if obj is None:
+            return []
+        stale: list[tuple[str, str]] = []
+        for (nid, sname), ref in list(self._hidden_base.items()):
+            info = self.nodes.get(nid)
+            if ref() is not obj or info is None:
+                continue
+            saved = []
+            for s in info.saved:
+                if s.name == sname and s.state != FREED and s.tensor is not None and self.ids.obj(s.tensor) is None \
+                        and s.version != version:
+                    new_state = STALE if version != s.saved_version else ALIVE
+                    if new_state == STALE and s.state != STALE:
+                        stale.append((nid, sname))
+                    s = _with(s, state=new_state, version=version)
+                saved.append(s)
+            self.nodes[nid] = _with(info, saved=tuple(saved))
+            self.changed.add(nid)
+            if any(s.state == STALE for s in saved):
+                self.stale.add(nid)
         return stale
 
     def check_untracked(self, roots: Iterable[Any], written: Iterable[int | None]) -> list[tuple[str, str]]:
@@ -1071,10 +1109,15 @@ class GraphBook:
             saved = []
             changed = False
             for s in info.saved:
+                through_base = False
                 if s.state != ALIVE:
                     data = None
                 elif hidden and s.tensor is not None:
-                    data = ids.obj(s.tensor)  # gone with the program's last name for it: not read again
+                    data = ids.obj(s.tensor)
+                    if data is None:  # the program dropped the view: its base counts its versions
+                        ref = self._hidden_base.get((nid, s.name))
+                        data = None if ref is None else ref()
+                        through_base = True
                 else:
                     data = now.get(s.name)
                 if data is not None and s.saved_version is not None:
@@ -1084,7 +1127,7 @@ class GraphBook:
                         stale.append((nid, s.name))
                         changed = True
                         self.stale.add(nid)
-                    elif version == s.saved_version and storage_of(data) in dirty:
+                    elif version == s.saved_version and storage_of(data) in dirty and not through_base:
                         value = self.summary(None, data, version)  # written behind the version counter?
                         if value != s.value:
                             s = _with(s, value=value)
@@ -1100,6 +1143,9 @@ class GraphBook:
     def _settled(self, nid: str) -> None:
         """Node ``nid`` has no saved value left that a write could change: no longer filed."""
         self._no_id.discard(nid)
+        if nid in self._hidden:
+            for key in [k for k in self._hidden_base if k[0] == nid]:
+                del self._hidden_base[key]
         for storage in self._filed.pop(nid, ()):
             held = self.untracked.get(storage)
             if held is not None:
