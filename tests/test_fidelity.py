@@ -24,11 +24,7 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
-KNOWN: dict[str, str] = {
-    "module_deleted_freed": "the tracer's cache of a module's listed tree (core._modules_seen, one _ModuleTree per "
-                            "module ever named) holds the module, its submodules and parameters: a deleted model "
-                            "stays alive while the trace runs (weak references to it and its weights do not die)",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

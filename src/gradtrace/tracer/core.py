@@ -569,6 +569,23 @@ class Tracer(RunDriver):
             self._modules_seen.pop(id(module), None)
         return found
 
+    def _forget_modules(self, old: list[Any], new: list[Any]) -> None:
+        """Modules a scope named and names no more: their listed trees are dropped, so a model the program
+        deletes dies with its weights as without tracing (a module still named elsewhere is listed again)."""
+        def modules(entries: list[Any]) -> dict[int, Any]:
+            out = {}
+            for _name, value, container in entries:
+                if container:
+                    value = value() if type(value) is _Ref else value
+                    if value is not None:
+                        out[id(value)] = value
+            return out
+
+        kept = modules(new)
+        for key in modules(old):
+            if key not in kept:
+                self._modules_seen.pop(key, None)
+
     def _shares_cells(self, code: types.CodeType) -> bool:
         """True when code run in another frame can rebind this code's locals (closures, ``nonlocal``;
         on 3.12+ also an inlined comprehension, whose loop rebinds locals within one statement)."""
@@ -622,6 +639,8 @@ class Tracer(RunDriver):
                     self.work["names read"] += len(slots)
                     src.slots = slots if len(slots) == len(keys) and all(type(k) is str for k in keys) else None
                 if not _same_pairs(entries, src.entries):
+                    if src.entries and self._modules_seen:
+                        self._forget_modules(src.entries, entries)
                     src.entries = entries
                     src.containers = any(c for _n, _v, c in entries)
                     src.found = None
