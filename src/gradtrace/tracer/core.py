@@ -216,8 +216,8 @@ class Tracer(RunDriver):
         torch._C._set_grad_enabled(grad_mode)
         if collecting:
             gc.enable()
-        if hook is not None and sys.gettrace() is None:
-            sys.settrace(hook)
+        if hook is not None and _real_gettrace() is None:
+            _real_settrace(hook)
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
@@ -741,15 +741,15 @@ class Tracer(RunDriver):
         :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`_new_node`."""
         if self.recorder.in_backward:
             return
-        hook = sys.gettrace() if sys.version_info < (3, 12) else None
+        hook = _real_gettrace() if _SETTRACE_LINES else None
         self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
         try:  # an interrupt between the putting-back calls: see _snapshot
             if hook is not None:
-                sys.settrace(None)
+                _real_settrace(None)
             with quiet():
                 self.book.view_write(func, args, kwargs, before, module)
             if hook is not None:
-                sys.settrace(hook)
+                _real_settrace(hook)
             self._undo = None
         except BaseException:
             self._put_back()

@@ -1014,54 +1014,40 @@ class GraphBook:
         return info if saved is None else _with(info, saved=tuple(saved))
 
     def mark_versions(self, tid: str, version: int) -> list[tuple[str, str]]:
-        """Tensor ``tid`` is now at ``version``: the saved values that became stale."""
+        """Tensor ``tid`` is now at ``version``: the saved values that became stale. Hidden saved values of
+        views of it the program dropped (they share its version counter) are at that version too."""
         stale: list[tuple[str, str]] = []
         for nid, sname in self.saved_by.get(tid, ()):
-            info = self.nodes[nid]
-            saved = []
-            changed = False
-            for s in info.saved:
-                if s.name == sname and s.tensor == tid and s.state != FREED:
-                    new_state = STALE if version != s.saved_version else ALIVE
-                    if new_state == STALE and s.state != STALE:
-                        stale.append((nid, sname))
-                    if (new_state, version) != (s.state, s.version):
-                        s = _with(s, state=new_state, version=version)
-                        changed = True
-                saved.append(s)
-            if changed:
-                self.nodes[nid] = _with(info, saved=tuple(saved))
-                self.changed.add(nid)
-            if any(s.state == STALE for s in saved):
-                self.stale.add(nid)
+            stale += self._set_version(nid, sname, version, tid)
         if self._hidden_base:
-            stale += self._through_base(tid, version)
+            obj = self.ids.obj(tid)
+            for (nid, sname), ref in list(self._hidden_base.items()):
+                if obj is not None and ref() is obj and nid in self.nodes:
+                    stale += self._set_version(nid, sname, version, None)
         return stale
 
-    def _through_base(self, tid: str, version: int) -> list[tuple[str, str]]:
-        """Tensor ``tid`` is now at ``version``: hidden saved values of views of it the program dropped
-        (they share its version counter) are at that version too; the ones that became stale."""
-        obj = self.ids.obj(tid)
-        if obj is None:
-            return []
+    def _set_version(self, nid: str, sname: str, version: int, tid: str | None) -> list[tuple[str, str]]:
+        """Saved value ``sname`` of node ``nid`` is now at ``version``: of tensor ``tid``, or with ``tid`` None
+        of a view the program dropped (read through its base); the newly stale."""
+        info = self.nodes[nid]
         stale: list[tuple[str, str]] = []
-        for (nid, sname), ref in list(self._hidden_base.items()):
-            info = self.nodes.get(nid)
-            if ref() is not obj or info is None:
-                continue
-            saved = []
-            for s in info.saved:
-                if s.name == sname and s.state != FREED and s.tensor is not None and self.ids.obj(s.tensor) is None \
-                        and s.version != version:
-                    new_state = STALE if version != s.saved_version else ALIVE
-                    if new_state == STALE and s.state != STALE:
-                        stale.append((nid, sname))
+        saved = []
+        changed = False
+        for s in info.saved:
+            if s.name == sname and s.state != FREED and (
+                    s.tensor == tid if tid is not None else s.tensor is not None and self.ids.obj(s.tensor) is None):
+                new_state = STALE if version != s.saved_version else ALIVE
+                if new_state == STALE and s.state != STALE:
+                    stale.append((nid, s.name))
+                if (new_state, version) != (s.state, s.version):
                     s = _with(s, state=new_state, version=version)
-                saved.append(s)
+                    changed = True
+            saved.append(s)
+        if changed:
             self.nodes[nid] = _with(info, saved=tuple(saved))
             self.changed.add(nid)
-            if any(s.state == STALE for s in saved):
-                self.stale.add(nid)
+        if any(s.state == STALE for s in saved):
+            self.stale.add(nid)
         return stale
 
     def check_untracked(self, roots: Iterable[Any], written: Iterable[int | None]) -> list[tuple[str, str]]:
