@@ -605,7 +605,8 @@ def test_interrupts_anywhere_show_no_gradtrace_frames():
         signal.signal(signal.SIGALRM, old)
     # an interrupt that lands inside the tracer's own callback is not the program replacing it
     assert not [w for w in said if "replaced the trace function" in str(w.message)]
-    ours = f'File "{os.path.join(os.path.dirname(gradtrace.__file__), "")}'  # (a checkout may sit in a "gradtrace" folder)
+    # gradtrace's own files, by its package folder (a checkout may itself sit in a folder named "gradtrace")
+    ours = f'File "{os.path.join(os.path.dirname(gradtrace.__file__), "")}'
     for text in texts:
         frames = [line.strip() for line in text.splitlines() if line.lstrip().startswith("File ")]
         learner = [i for i, f in enumerate(frames) if f.startswith('File "/learner/loop.py"')]
