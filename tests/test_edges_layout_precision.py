@@ -66,7 +66,7 @@ def test_a_sparse_gradient_is_shown_with_what_it_stores() -> None:
 def test_the_sparse_layout_survives_json_and_shows_in_the_page() -> None:
     trace = gradtrace.trace_code(EMBED, {})
     doc = json.loads(trace_json(trace))
-    assert doc["version"] == SCHEMA_VERSION == 3
+    assert doc["version"] == SCHEMA_VERSION >= 3
     layouts = {row["grad"]["layout"] for row in doc["tensors"] if row["grad"] and "layout" in row["grad"]}
     assert layouts == {"sparse_coo"}
     assert all("layout" not in row["value"] for row in doc["tensors"] if row["id"] != _last(trace, "g").id)

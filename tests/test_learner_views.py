@@ -6,6 +6,8 @@ not what PyTorch did. Every expected figure comes from PyTorch in the test.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -87,18 +89,57 @@ with torch.no_grad():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="a view made under no_grad whose base was then changed in place: PyTorch "
-                   "raises when asked its is_leaf or grad_fn, and the trace shows it as a non-leaf with no grad_fn "
-                   "(a contradiction a learner cannot resolve) instead of saying PyTorch refuses to tell; the "
-                   "model has no way to say so yet")
-def test_a_view_pytorch_refuses_to_describe_is_not_shown_as_a_nonleaf_without_grad_fn() -> None:
+def test_a_view_pytorch_refuses_to_describe_is_said_to_be_forbidden() -> None:
+    # ``for row in W: row.div_(2)`` under no_grad: the rows not yet changed are views made under no_grad
+    # whose base changed in place, and PyTorch raises when asked their grad_fn or is_leaf. The trace showed
+    # them as "nonleaf, grad_fn None", a contradiction a learner cannot resolve; it now says PyTorch forbids them
+    plain = _plain(ROWS)
+    W = plain["W"]
+    assert isinstance(W, torch.Tensor)
     with torch.no_grad():
-        w = torch.ones(3, 2, requires_grad=True)
-        views = list(w)
+        views = list(torch.ones(3, 2, requires_grad=True))
         views[0].div_(2)
         with pytest.raises(RuntimeError, match="view was created in no_grad mode"):
             _ = views[1].grad_fn  # PyTorch refuses to tell
     trace = gradtrace.trace_code(ROWS, {})
+    said = 0
     for step in trace.steps:
         for tid, info in step.tensors.items():
             assert not (info.kind == "nonleaf" and info.grad_fn is None), (step.index, step.code, tid)
+            if info.forbidden:
+                said += 1
+                assert info.kind == "forbidden" and info.grad_fn is None and info.requires_grad
+                line = next(ln for ln in step_text(step).splitlines() if f" {tid} " in f" {ln} " and "->" not in ln)
+                assert "forbidden" in line and "PyTorch refuses to tell" in line, line
+    assert said > 0
+    back = gradtrace.Trace.from_json(trace.to_json())
+    assert [s.tensors for s in back.steps] == [s.tensors for s in trace.steps]
+    rows = json.loads(trace.to_json())["tensors"]
+    assert any(r.get("forbidden") is True and r["kind"] == "forbidden" for r in rows)
+    assert all("forbidden" not in r for r in rows if r["kind"] != "forbidden")
+
+
+def test_forbidden_is_read_from_pytorch_at_every_step() -> None:
+    # the flag is PyTorch's own answer: set exactly while reading grad_fn raises, for each name at each step
+    source = """\
+import torch
+W = torch.ones(3, 2, requires_grad=True)
+with torch.no_grad():
+    a, b, c = W
+    a.mul_(2)
+d = W * 3
+"""
+    trace = gradtrace.trace_code(source, {})
+    ns: dict[str, object] = {}
+    exec(compile(source, "<plain>", "exec"), ns)
+    last = trace.steps[-1]
+    for name in ("a", "b", "c", "d", "W"):
+        t = ns[name]
+        assert isinstance(t, torch.Tensor)
+        try:
+            _ = t.grad_fn
+            raises = False
+        except RuntimeError:
+            raises = True
+        assert last.tensors[last.bindings[name]].forbidden is raises, name
+    assert last.tensors[last.bindings["b"]].forbidden and not last.tensors[last.bindings["d"]].forbidden

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: States of a value saved by a backward node.
 ALIVE, FREED, STALE = "alive", "freed", "stale"
@@ -58,6 +58,10 @@ class TensorInfo:
     value: Summary
     grad: Summary | None
     is_param: bool = False
+    #: PyTorch forbids this tensor in autograd and raises when asked its ``grad_fn`` or ``is_leaf``: a view
+    #: made under ``no_grad`` whose base (or another view of it) was then changed in place. ``is_leaf``
+    #: and ``grad_fn`` then say nothing (False, None); :attr:`kind` is ``forbidden``.
+    forbidden: bool = False
 
     @property
     def layout(self) -> str:
@@ -66,9 +70,12 @@ class TensorInfo:
 
     @property
     def kind(self) -> str:
-        """``leaf`` (requires grad, no grad_fn), ``nonleaf``, ``retained`` or ``const``."""
+        """``leaf`` (requires grad, no grad_fn), ``nonleaf``, ``retained``, ``const`` or ``forbidden`` (PyTorch
+        refuses to tell its ``grad_fn``: see :attr:`forbidden`)."""
         if not self.requires_grad:
             return "const"
+        if self.forbidden:
+            return "forbidden"
         if self.is_leaf:
             return "leaf"
         return "retained" if self.retains_grad else "nonleaf"

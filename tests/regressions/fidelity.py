@@ -667,7 +667,11 @@ def check_claims(step: Step, moment: Moment) -> None:
         assert tuple(info.shape) == tuple(seen.value.shape), f"{where}: {name} shape"
         assert info.requires_grad == seen.requires_grad, f"{where}: {name}.requires_grad"
         is_leaf, retains, is_param, dtype = seen.flags
-        if isinstance(is_leaf, Raised):  # PyTorch refuses to tell (as for grad_fn below): any answer is taken
+        refuses = isinstance(seen.grad_fn, Raised)
+        assert info.forbidden is refuses, \
+            f"{where}: {name} shown as {'' if info.forbidden else 'not '}forbidden in autograd, " \
+            f"PyTorch {'refuses' if refuses else 'tells'} its grad_fn"
+        if isinstance(is_leaf, Raised):  # PyTorch refuses to tell, and the trace says so (above): False stands
             is_leaf = info.is_leaf
         assert (info.is_leaf, info.retains_grad, info.is_param, info.dtype) == (is_leaf, retains, is_param, dtype), \
             f"{where}: {name} shown as leaf/retains_grad/Parameter/dtype " \

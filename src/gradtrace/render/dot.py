@@ -79,6 +79,7 @@ FILL = {
     "leaf": "#cfe2ff",
     "nonleaf": "#f1f3f5",
     "retained": "#fff3bf",
+    "forbidden": "#ffe3e3",
     "root": "#d3f9d8",
     "const": "#ffffff",
     "op": "#ffe8cc",
@@ -129,7 +130,10 @@ LEGEND = (
     ("const", "no grad"),
     ("op", "backward node"),
     ("acc", "AccumulateGrad"),
+    ("forbidden", "autograd forbids it"),
 )
+#: Fills the legend lists only when a box has them (rare: a view PyTorch forbids in autograd).
+RARE = frozenset({"forbidden"})
 
 
 @dataclass(frozen=True)
@@ -300,7 +304,8 @@ def _used(sc: Scene) -> tuple[set[str], set[str]]:
 def legend_table(sc: Scene | None = None) -> str:
     """The legend as an HTML-like table for a graph label: fills, then marks (by their glyphs) and
     line styles, only those ``sc`` uses when a scene is given (all of them otherwise)."""
-    chips = "".join(_chip(FILL[k], BORDER, t) for k, t in LEGEND)
+    kinds = {b.kind for b in sc.boxes} if sc is not None else set()
+    chips = "".join(_chip(FILL[k], BORDER, t) for k, t in LEGEND if k not in RARE or k in kinds)
     body = f'<TR><TD ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1"><TR>{chips}</TR></TABLE></TD></TR>'
     marks, kinds = _used(sc) if sc is not None else (set(MARKS), set(LINES))
     shown = [(k, m) for k, m in MARKS.items() if k in marks]

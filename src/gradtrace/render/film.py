@@ -107,7 +107,7 @@ from .fold import Block, Folded, block_box, block_links, fold, note_box, unfold
 from .scene import Box, BoxMemo, Link, Row, Scene, scene
 from .svg import dot_to_svg, svg_inline
 from .text import reverse_pass, saved_state_text
-from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
+from .words import FORBIDDEN, clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
 
 __all__ = ["Film", "film", "film_scenes", "film_dot", "unfolded_view", "SCHEMA"]
 
@@ -325,7 +325,7 @@ def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any
         *([] if t.layout == "strided" else [["layout", clean(t.layout)]]),
         ["device", clean(t.device)],
         ["version", str(t.version)],
-        ["grad_fn", "None" if t.grad_fn is None else _node_name(step, t.grad_fn)],
+        ["grad_fn", FORBIDDEN if t.forbidden else "None" if t.grad_fn is None else _node_name(step, t.grad_fn)],
         ["requires_grad", str(t.requires_grad)],
     ]
     if t.value.stats is not None:

@@ -86,6 +86,8 @@ def summary_dict(s: Summary | None) -> dict[str, Any] | None:
 def _tensor(t: TensorInfo) -> dict[str, Any]:
     d = plain(t)
     d["kind"] = t.kind
+    if not t.forbidden:  # written only for the rare tensor PyTorch forbids in autograd, so documents stay small
+        del d["forbidden"]
     return d
 
 
@@ -216,7 +218,8 @@ def _tensor_info(d: dict[str, Any]) -> TensorInfo:
     return TensorInfo(id=d["id"], shape=tuple(d["shape"]), dtype=d["dtype"], device=d["device"],
                       requires_grad=d["requires_grad"], is_leaf=d["is_leaf"], retains_grad=d["retains_grad"],
                       version=d["version"], grad_fn=d["grad_fn"], base=d["base"], value=_summary(d["value"]) or
-                      Summary(text=""), grad=_summary(d["grad"]), is_param=d.get("is_param", False))
+                      Summary(text=""), grad=_summary(d["grad"]), is_param=d.get("is_param", False),
+                      forbidden=d.get("forbidden", False))
 
 
 def _node_info(d: dict[str, Any]) -> NodeInfo:

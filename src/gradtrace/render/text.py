@@ -26,7 +26,7 @@ tests compare it exactly against golden files. It reads as::
 from __future__ import annotations
 
 from ..model import ALIVE, FREED, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
-from .words import clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
+from .words import FORBIDDEN, clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
 
 __all__ = ["reverse_pass", "step_text", "trace_text"]
 
@@ -59,6 +59,8 @@ def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
         extras.append(f"view of {t.base}")
     if t.is_param:
         extras.append("parameter")
+    if t.forbidden:
+        extras.append(f"grad_fn ?: {FORBIDDEN}")
     tail = f"value {summary_text(t.value)}  grad {summary_text(t.grad)}"
     if extras:
         tail += "  " + "  ".join(extras)
@@ -68,7 +70,7 @@ def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
         clean(t.dtype),
         shape_text(t.shape),
         f"v{t.version}",
-        f"grad_fn {t.grad_fn or 'None'}",
+        f"grad_fn {t.grad_fn or 'None'}" if not t.forbidden else "grad_fn ?",
         tail,
     ]
 

@@ -29,6 +29,7 @@ from ..model import (
 )
 
 __all__ = [
+    "FORBIDDEN",
     "clean",
     "fit",
     "shown_filename",
@@ -150,6 +151,9 @@ def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...]) 
 
 #: How many ``.grad`` changes (and freed values) one backward() sentence lists before it counts the rest.
 MAX_LISTED = 6
+#: What a tensor PyTorch forbids in autograd is (``TensorInfo.forbidden``): in PyTorch's own terms.
+FORBIDDEN = ("PyTorch refuses to tell: a view made under no_grad whose base was then changed in place "
+             "is forbidden in autograd")
 
 
 def _grad_change(step: Step, change: GradChange) -> str:

@@ -227,6 +227,15 @@ def is_leaf_of(t: torch.Tensor) -> bool:
         return False
 
 
+def forbids_autograd(t: torch.Tensor) -> bool:
+    """Whether PyTorch raises when asked ``t.grad_fn`` (see :func:`grad_fn_of`): it forbids ``t`` in autograd."""
+    try:
+        _ = t.grad_fn
+    except RuntimeError:
+        return True
+    return False
+
+
 def storage_of(t: torch.Tensor) -> int | None:
     """The address of ``t``'s storage (shared by its views and ``.data``), None if unreadable."""
     try:

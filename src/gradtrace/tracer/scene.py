@@ -56,13 +56,13 @@ _Parameter = torch.nn.Parameter
 
 def _tensor_info(id: str, shape: tuple[int, ...], dtype: str, device: str, requires_grad: bool, is_leaf: bool,
                  retains_grad: bool, version: int, grad_fn: str | None, base: str | None, value: Summary,
-                 grad: Summary | None, is_param: bool) -> TensorInfo:
+                 grad: Summary | None, is_param: bool, forbidden: bool = False) -> TensorInfo:
     """``TensorInfo(...)`` with these fields, made without the frozen dataclass's per-field ``__setattr__``
     (a step may make many): the same object the constructor makes (a test compares them)."""
     info = _new(TensorInfo)
     info.__dict__.update(id=id, shape=shape, dtype=dtype, device=device, requires_grad=requires_grad,
                          is_leaf=is_leaf, retains_grad=retains_grad, version=version, grad_fn=grad_fn, base=base,
-                         value=value, grad=grad, is_param=is_param)
+                         value=value, grad=grad, is_param=is_param, forbidden=forbidden)
     return info
 
 
@@ -305,10 +305,11 @@ class Scene:
         no write to its storage (or its ``.grad``'s) that the version counter missed."""
         self.work["tensors"] += 1
         ids, book = self.ids, self.book
+        forbidden = False
         try:  # (grad_fn_of, is_leaf_of, version_of and data_ptr_of of .graph, inline: read for every tensor shown)
             fn = t.grad_fn
-        except RuntimeError:
-            fn = None
+        except RuntimeError:  # PyTorch forbids it in autograd (a no_grad view whose base changed): said so
+            fn, forbidden = None, True
         nid = None
         if fn is not None:
             nid = ids.node(fn)
@@ -340,7 +341,7 @@ class Scene:
         # (the base is stamped here, not only looked up: a view read before its base has an id, as
         # ``torch.arange(6.).view(2, 3)`` or a hook's expanded gradient, would otherwise show no base for good)
         base_id = None if base is None else ids.stamp(base)[0]
-        key = (version, nid, grad_key, requires_grad, leaf, retains, base_id, shape, ptr, dtype, cls)
+        key = (version, nid, grad_key, requires_grad, leaf, retains, base_id, shape, ptr, dtype, cls, forbidden)
         dirty = book.dirty
         written = bool(dirty) and storage_of(t) in dirty  # changed through an alias, version unchanged
         grad_written = bool(dirty) and grad is not None and storage_of(grad) in dirty
@@ -364,7 +365,7 @@ class Scene:
                 tid, shape, _dtype_text(dtype), _device_text(t.device) if device is None else device,
                 bool(requires_grad), bool(leaf), bool(retains), version, nid, base_id, book.summary(tid, t, version),
                 old_grad if old_grad is not None or grad is None else book.summary(None, grad),
-                (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param,
+                (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param, forbidden,
             )
             self.cache[tid] = (key, info)
         if nid is not None and nid in book.nodes:

@@ -27,7 +27,7 @@ import torch
 from .._gc import paused_gc
 from ..model import Edge, NodeInfo, Step, TensorInfo
 from .core import Tracer
-from .graph import GraphBook, creation_order, grad_fn_of, is_leaf_of, node_name, version_of
+from .graph import GraphBook, creation_order, forbids_autograd, grad_fn_of, is_leaf_of, node_name, version_of
 from .ids import Ids
 from .stack import ensure_deep_stack
 
@@ -307,7 +307,7 @@ class Sketch:
             device=str(t.device), requires_grad=bool(t.requires_grad), is_leaf=leaf, retains_grad=retains,
             version=version, grad_fn=self.node_id(fn), base=None if base is None else self.ids.tensor(base),
             value=summary(tid, t, version), grad=None if grad is None else summary(None, grad),
-            is_param=isinstance(t, torch.nn.Parameter),
+            is_param=isinstance(t, torch.nn.Parameter), forbidden=forbids_autograd(t),
         )
 
     def fill(self, nids: Iterable[str]) -> Step:
