@@ -21,6 +21,7 @@ out unless ``show_attrs`` asks for them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -148,6 +149,23 @@ def _fitted(prefix: str, middle: str, suffix: str, limit: int) -> str:
     return prefix + fit(middle, room) + suffix
 
 
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def slot_text(name: str, limit: int) -> str:
+    """A saved slot's name in ``limit`` characters. The slot of an inner node (``MulBackward0.other``, what
+    a ``CopySlices`` node's inner node saved) keeps its slot whole: the node's name is shortened first,
+    to its op (``Mul.other``), then cut (``Sigmoi….result``)."""
+    if len(name) <= limit or "." not in name:
+        return fit(name, limit)
+    inner, slot = name.rsplit(".", 1)
+    inner = _BACKWARD_SUFFIX.sub("", inner) or inner
+    room = limit - len(slot) - 1
+    if room < 2:
+        return fit(name, limit)
+    return f"{fit(inner, room)}.{slot}"
+
+
 def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
     """``self = t1 42.`` with its state: ``∅ self = t1 (freed)`` greyed (the value is gone),
     ``⚠ self = t1 42. STALE v0→v1`` red.
@@ -155,7 +173,7 @@ def saved_row(s: SavedValue, limit: int = LIMIT) -> Row:
     The state words are never cut: when the row is too long, the value is shortened.
     """
     target = f"{s.tensor} " if s.tensor else ""
-    name = f"{fit(s.name, 16)} = {target}"
+    name = f"{slot_text(s.name, 16)} = {target}"
     value = summary_text(s.value, 16)
     if s.state == ALIVE:
         return Row(_fitted(name, value, "", limit))
