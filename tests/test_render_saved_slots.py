@@ -29,7 +29,8 @@ def _inner_slots(op: str) -> tuple[str, ...]:
     y = torch.full((3,), 2.0, requires_grad=True)
     out = x.mul(y) if op == "mul" else x.sigmoid()
     fn = out.grad_fn
-    return tuple(k[len("_saved_"):] for k in dir(fn) if k.startswith("_saved_") and isinstance(getattr(fn, k), torch.Tensor))
+    saved = [k for k in dir(fn) if k.startswith("_saved_") and isinstance(getattr(fn, k), torch.Tensor)]
+    return tuple(k.removeprefix("_saved_") for k in saved)
 
 
 def test_a_copyslices_row_keeps_the_inner_slot_whole() -> None:
