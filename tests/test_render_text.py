@@ -23,7 +23,7 @@ def test_rebind_and_mutation_read_differently():
     text = mutate_trace().to_text()
     assert "x now names t3; t1 is unchanged and still held by n2 (AccumulateGrad)" in text
     assert (
-        "t2 changed in place by add_: version 0 → 1, grad_fn n1 → n4; "
+        "t2 (y) changed in place by add_: version 0 → 1, grad_fn n1 → n4; "
         "saved value self of n3 (PowBackward0) is now stale"
     ) in text
     assert "backward() from z will fail" in text

@@ -183,7 +183,8 @@ def _mutate(step: Step, e: Mutate) -> str:
                 "or an op's own kernel, as batch norm updates its running statistics), so values saved from it "
                 "are not marked stale")
     how = f" by {clean(e.op)}" if e.op else ""
-    text = f"{e.tensor} changed in place{how}{_through(step, e)}: version {e.version_before} → {e.version_after}"
+    text = (f"{tensor_ref(step, e.tensor)} changed in place{how}{_through(step, e)}: "
+            f"version {e.version_before} → {e.version_after}")
     if e.grad_fn_before != e.grad_fn_after:
         text += f", grad_fn {e.grad_fn_before or 'None'} → {e.grad_fn_after or 'None'}"
     for node_id, saved in e.stale:
