@@ -1,0 +1,22 @@
+# ruff: noqa
+# einsum for the common shapes: batched matmul, a bilinear form, a trace and an outer product, each checked against the spelled-out op and its gradient.
+import torch
+torch.manual_seed(14)
+A = torch.randn(2, 3, 4, requires_grad=True)
+B = torch.randn(2, 4, 2)
+C = torch.einsum("bij,bjk->bik", A, B)
+print(torch.allclose(C, A @ B), C.grad_fn.name())
+x = torch.randn(3, requires_grad=True)
+M = torch.randn(3, 3)
+q = torch.einsum("i,ij,j->", x, M, x)
+print(q, torch.allclose(q, x @ M @ x))
+q.backward()
+print(torch.allclose(x.grad, (M + M.T) @ x.detach()))
+S = torch.randn(3, 3, requires_grad=True)
+tr = torch.einsum("ii", S)
+tr.backward()
+print(tr, S.grad)
+outer = torch.einsum("i,j->ij", x, torch.ones(2))
+print(outer.shape)
+C.sum().backward()
+print(A.grad[0, 0])
