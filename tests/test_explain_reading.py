@@ -13,6 +13,7 @@ from gradtrace.explain.errors import explain_error
 from gradtrace.explain.reverse import reverse_lines
 from gradtrace.explain.walkthrough import walkthrough_of
 from gradtrace.model import Backward
+from gradtrace.render.text import step_text
 
 
 class Double(torch.autograd.Function):
@@ -60,6 +61,36 @@ AUTOGRAD_GRAD = ("import torch\n"
                  "y = (x ** 3).sum()\n"
                  "g, = torch.autograd.grad(y, x, create_graph=True)\n"
                  "g.sum().backward()\n")
+
+
+TWO_ROOTS = ("import torch\n"
+             "w = torch.tensor([1., 2.], requires_grad=True)\n"
+             "l1 = (w * 3).sum()\n"
+             "l2 = (w ** 2).sum()\n"
+             "torch.autograd.backward([l1, l2], [torch.tensor(1.), torch.tensor(2.)])\n")
+
+
+def test_autograd_backward_is_said_as_itself_from_every_root():
+    # torch.autograd.backward fills .grad like backward() does, from each tensor it is given, with its own gradient
+    ns: dict = {}
+    exec(TWO_ROOTS, ns)
+    want = ns["w"].grad
+    assert want is not None and want.tolist() == [7.0, 11.0]  # 3·1 + 2·2w
+    trace = gradtrace.trace_code(TWO_ROOTS)
+    ((step, call),) = _backward_steps(trace)
+    assert call.call == "autograd.backward" and [r.tensor for r in call.others] == [step.bindings["l2"]]
+    assert call.gradient is not None and call.gradient.values == 1.0
+    assert call.others[0].gradient is not None and call.others[0].gradient.values == 2.0
+    assert step.tensors[step.bindings["w"]].grad.values == want.tolist()
+    text = step_text(step)
+    assert f"torch.autograd.backward() from {step.bindings['l1']} (l1) with gradient 1.\n" in text
+    assert f"and from {step.bindings['l2']} (l2) with gradient 2." in text
+    both = f"l1 ({step.bindings['l1']}) and l2 ({step.bindings['l2']})"
+    assert f"reverse pass from {both}" in text and "torch.autograd.grad()" not in text
+    walk = walkthrough_of(step, call).to_text()
+    assert f"Reverse pass from {both}" in walk
+    assert f"It also starts from l2 ({step.bindings['l2']}), with gradient 2" in walk
+    assert "adds nothing" not in walk
 
 
 def test_autograd_grad_walkthrough_says_no_grad_is_filled():

@@ -237,10 +237,22 @@ class Flow:
 
 
 @dataclass(frozen=True)
-class Backward:
-    """A ``backward()`` (or ``torch.autograd.grad``) call and what it changed.
+class Root:
+    """A tensor a backward call starts from besides its first: ``torch.autograd.backward([l1, l2])``."""
 
-    ``flow`` records the reverse pass node by node (empty when the graph was
+    tensor: str | None
+    #: its ``grad_fn`` (None for a leaf)
+    node: str | None
+    gradient: Summary | None
+
+
+@dataclass(frozen=True)
+class Backward:
+    """A ``backward()`` (or ``torch.autograd.backward``/``torch.autograd.grad``) call and what it changed.
+
+    ``call`` is ``backward``, ``autograd.backward`` or ``autograd.grad``; ``root``,
+    ``root_node`` and ``gradient`` tell the first tensor it starts from, ``others``
+    the rest. ``flow`` records the reverse pass node by node (empty when the graph was
     too large to watch, or past the first few backward calls of a trace: see
     ``gradtrace.tracer.flow``).
     """
@@ -253,6 +265,7 @@ class Backward:
     call: str = "backward"
     root_node: str | None = None
     flow: tuple[Flow, ...] = ()
+    others: tuple[Root, ...] = ()
     kind: str = field(default="backward", init=False)
 
 

@@ -38,7 +38,8 @@ def _root(w: Walkthrough) -> str:
 
 
 def _head(w: Walkthrough) -> list[str]:
-    lines = [f"Reverse pass from {_root(w)}, in the order PyTorch ran the nodes."]
+    lines = [f"Reverse pass from {' and '.join([_root(w), *(label for label, _ in w.others)])}, "
+             "in the order PyTorch ran the nodes."]
     if w.vjp:
         lines.append(f"backward(gradient=v) with v = {w.seed.text}: every gradient below is vᵀ·J, "
                      "a vector-Jacobian product, not a full Jacobian.")
@@ -46,9 +47,12 @@ def _head(w: Walkthrough) -> list[str]:
         lines.append(f"It starts with ∂{w.root_name}/∂{w.root_name} = {w.seed.text}.")
     else:
         lines.append(f"It starts with that tensor's gradient with respect to itself: {w.seed.text}.")
+    for label, seed in w.others:
+        lines.append(f"It also starts from {label}, with gradient {seed}: one pass runs from all of them, "
+                     "and their gradients add up where the paths meet.")
     if w.note:
         lines.append(f"({w.note})")
-    if w.call != "backward":
+    if w.call == "autograd.grad":
         lines.append("torch.autograd.grad() returns these gradients; it adds nothing to any .grad.")
     if w.retain_graph:
         lines.append("The graph is kept (retain_graph=True, which create_graph=True also sets): its saved values "

@@ -30,12 +30,17 @@ def reverse_lines(step: Step) -> list[str]:
     return lines
 
 
+def _start(step: Step, tensor: str | None, node_id: str | None) -> str:
+    """A tensor the pass starts from: its name and id, or the node of a tensor no name holds."""
+    if tensor:
+        return _who(step, tensor)
+    node = step.nodes.get(node_id or "")
+    return "a tensor no name holds" + (f" (its grad_fn is {node.id} ({node.name}))" if node is not None else "")
+
+
 def _one_pass(step: Step, event: Backward) -> list[str]:
-    if event.root:
-        root = _who(step, event.root)
-    else:
-        node = step.nodes.get(event.root_node or "")
-        root = "a tensor no name holds" + (f" (its grad_fn is {node.id} ({node.name}))" if node is not None else "")
+    root = " and ".join(_start(step, t, n) for t, n in [(event.root, event.root_node),
+                                                          *((r.tensor, r.node) for r in event.others)])
     raised = _raised_after(step, event)
     stopped = f" (the statement stopped with {raised} after the last of them)" if raised else ""
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them{stopped}:"]

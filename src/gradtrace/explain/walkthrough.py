@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Backward, Error, Flow, NodeInfo, Step, Summary
+from ..model import Backward, Error, Flow, NodeInfo, Root, Step, Summary
 from ._arith import Arr
 from ._numbers import MAX_ELEMENTS, fmt_values, same_values
 from .formulas import Filled, fill_in, formula_for, no_formula_text
@@ -120,10 +120,12 @@ class Walkthrough:
     note: str | None = None
     #: the root's tensor id ("" when the trace holds no record of it: a temporary such as ``y.sum()``)
     root_tensor: str = ""
-    #: ``backward`` or ``grad`` (``torch.autograd.grad``, which returns gradients instead of filling ``.grad``)
+    #: ``backward``, ``autograd.backward`` or ``autograd.grad`` (which returns gradients instead of filling ``.grad``)
     call: str = "backward"
     #: the exception type the statement raised after these nodes ran ("" when it ran to its end)
     raised: str = ""
+    #: the other tensors the call starts from (``torch.autograd.backward([l1, l2])``): ``(label, seed text)``
+    others: tuple[tuple[str, str], ...] = ()
 
     def leaf(self, label: str) -> LeafGrad:
         return next(leaf for leaf in self.leaves if leaf.label == label)
@@ -426,12 +428,24 @@ def walkthrough_of(step: Step, event: Backward, root_name: str | None = None) ->
     steps = build.steps()
     leaves = tuple(_leaf_grad(s) for s in steps if s.is_accumulate)
     nodes = tuple(step.nodes[f.node] for f in build.flow)
+    others = tuple(_other_root(step, build, r) for r in event.others)
     note = None
     if not event.flow:
         note = ("backward() ran, but its nodes were not watched one by one (the graph is too large, or "
                 "the trace had already watched its first backward() calls)")
     return Walkthrough(build.root_node or "", root_name, seed, vjp, event.retain_graph, steps, leaves, nodes,
-                       note, event.root or "", event.call, _raised_after(step, event))
+                       note, event.root or "", event.call, _raised_after(step, event), others)
+
+
+def _other_root(step: Step, build: _Builder, r: Root) -> tuple[str, str]:
+    """``(label, seed text)`` of a tensor the call starts from besides its first."""
+    names = step.names_of(r.tensor) if r.tensor else []
+    if r.tensor:
+        label = f"{names[0]} ({r.tensor})" if names else r.tensor
+    else:
+        label = "a tensor no name holds" + (f" (its grad_fn is {r.node})" if r.node else "")
+    seed = build.value(r.gradient, r.node)
+    return label, seed.text if seed is not None else "1"
 
 
 def _raised_after(step: Step, event: Backward) -> str:

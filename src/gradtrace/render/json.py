@@ -36,6 +36,7 @@ from ..model import (
     NodeInfo,
     Prediction,
     Rebind,
+    Root,
     SavedValue,
     Step,
     Summary,
@@ -255,8 +256,9 @@ def _event(d: dict[str, Any]) -> Event:
     if kind == "backward":
         flow = tuple(Flow(f["node"], tuple(_summary(g) for g in f["grad_in"]),
                           tuple(_summary(g) for g in f["grad_out"])) for f in d.get("flow", []))
+        others = tuple(Root(r["tensor"], r["node"], _summary(r["gradient"])) for r in d.get("others", []))
         return Backward(d["root"], _summary(d["gradient"]), d["retain_graph"], tuple(_change(c) for c in d["grads"]),
-                        _pairs(d["freed"]), d.get("call", "backward"), d.get("root_node"), flow)
+                        _pairs(d["freed"]), d.get("call", "backward"), d.get("root_node"), flow, others)
     if kind == "grad":
         return Grad(_change(d["change"]))
     if kind == "untracked":

@@ -22,6 +22,7 @@ from ..model import (
     Mutate,
     Prediction,
     Rebind,
+    Root,
     Step,
     Summary,
     Unbind,
@@ -206,17 +207,14 @@ def _through(step: Step, e: Mutate) -> str:
     return f" through {e.via}, which shares its memory"
 
 
+#: how each backward call is written
+CALLS = {"backward": "backward()", "autograd.backward": "torch.autograd.backward()",
+         "autograd.grad": "torch.autograd.grad()"}
+
+
 def _backward(step: Step, e: Backward) -> str:
-    call = "torch.autograd.grad()" if e.call != "backward" else "backward()"
-    if e.root is not None:
-        text = f"{call} from {tensor_ref(step, e.root)}"
-    elif e.root_node is not None:
-        text = f"{call} from a tensor no name holds (its grad_fn is {node_ref(step, e.root_node)})"
-    else:
-        text = f"{call} from a tensor no name holds"
-    if e.gradient is not None:
-        text += f" with gradient {summary_text(e.gradient)}"
-    parts = [text]
+    parts = [f"{CALLS.get(e.call, e.call)} from {_start(step, Root(e.root, e.root_node, e.gradient))}"]
+    parts.extend(f"and from {_start(step, r)}" for r in e.others)
     parts.extend(_grad_change(step, g) for g in e.grads[:MAX_LISTED])
     if len(e.grads) > MAX_LISTED:
         parts.append(f"... and {len(e.grads) - MAX_LISTED} more .grad changes (click a tensor for its grad)")
@@ -229,6 +227,17 @@ def _backward(step: Step, e: Backward) -> str:
             freed += f" ... {len(e.freed)} saved values of {nodes} nodes in all"
         parts.append(f"saved values freed: {freed}")
     return "\n".join(parts)  # one fact a line: numbers end in "." and read badly before ";"
+
+
+def _start(step: Step, r: Root) -> str:
+    """A tensor a backward call starts from, and the gradient given for it."""
+    if r.tensor is not None:
+        text = tensor_ref(step, r.tensor)
+    elif r.node is not None:
+        text = f"a tensor no name holds (its grad_fn is {node_ref(step, r.node)})"
+    else:
+        text = "a tensor no name holds"
+    return text + (f" with gradient {summary_text(r.gradient)}" if r.gradient is not None else "")
 
 
 def _untracked(step: Step, e: Untracked) -> str:

@@ -45,8 +45,8 @@ from ..model import (
     Event,
     NodeInfo,
     Prediction,
+    Root,
     Step,
-    Summary,
     TensorInfo,
     Trace,
     Untracked,
@@ -885,20 +885,31 @@ class Tracer(RunDriver):
             return [make_grad(c) for c in changes]
         out: list[Event] = []
         for i, (call, freed) in enumerate(backward_events):
-            root = call.roots[0] if call.roots else None
-            root_fn = None if root is None else grad_fn_of(root)
+            first, *others = self._roots(call) or [Root(None, None, None)]
             out.append(
                 Backward(
-                    root=None if root is None else self.ids.tensor(root),
-                    gradient=_gradient_summary(call.gradient),
+                    root=first.tensor,
+                    gradient=first.gradient,
                     retain_graph=call.retain_graph,
                     grads=tuple(changes) if i == len(backward_events) - 1 else (),
                     freed=tuple(freed),
                     call=call.call,
-                    root_node=None if root_fn is None else self.ids.node(root_fn),
+                    root_node=first.node,
                     flow=tuple(call.flow),
+                    others=tuple(others),
                 )
             )
+        return out
+
+    def _roots(self, call: BackwardCall) -> list[Root]:
+        """Each tensor ``call`` starts from, with its node and the gradient given for it."""
+        grads = call.gradient if isinstance(call.gradient, (list, tuple)) else [call.gradient]
+        out = []
+        for k, root in enumerate(call.roots):
+            fn = grad_fn_of(root)
+            g = grads[k] if k < len(grads) else None
+            out.append(Root(self.ids.tensor(root), None if fn is None else self.ids.node(fn),
+                            summarize(g) if isinstance(g, torch.Tensor) else None))
         return out
 
     def _untracked_events(self, tensors: Mapping[str, TensorInfo]) -> list[Event]:
@@ -1337,14 +1348,6 @@ def _reachable(root: str | None, nodes: Mapping[str, NodeInfo]) -> set[str]:
         seen.add(nid)
         todo.extend(e.node for e in nodes[nid].inputs if e is not None)
     return seen
-
-
-def _gradient_summary(g: Any) -> Summary | None:
-    if isinstance(g, torch.Tensor):
-        return summarize(g)
-    if isinstance(g, (list, tuple)) and g and isinstance(g[0], torch.Tensor):
-        return summarize(g[0])
-    return None
 
 
 _num = num
