@@ -36,3 +36,26 @@ def test_control_characters_never_break_lines():
     assert len(names) == len(PAYLOADS)
     assert "\x1b" not in text and "\x00" not in text and "\u2028" not in text and "\u202e" not in text
     assert "ctl\\x00\\x07\\x1b[31m\\u2028\\u202e" in text
+
+
+def test_a_stale_saved_value_is_said_as_what_its_tensor_was():
+    # the saved figures are the ones PyTorch saved; the tensor holds new ones now, and the text must not say
+    # it equals the old ones (``t2 = [1., -2.]`` beside a row showing t2 as [2., -1.])
+    import torch
+
+    import gradtrace
+
+    src = "import torch\na = torch.tensor([0.5, -1.], requires_grad=True)\nx = a * 2\ny = x ** 2\nx += 1\n"
+    ns: dict = {}
+    exec(src.rsplit("x += 1", 1)[0], ns)
+    saved = ns["y"].grad_fn._saved_self.tolist()
+    ns2: dict = {}
+    step = gradtrace.trace_code(src, ns2)[-1]
+    now = ns2["x"].tolist()
+    assert saved != now
+    tid = step.bindings["x"]
+    text = step_text(step)
+    fmt = lambda v: "[" + ", ".join(f"{f:g}." if f == int(f) else f"{f:g}" for f in v) + "]"  # noqa: E731
+    assert f"saved self: {tid} was {fmt(saved)} (stale: saved at version 0, now 1)" in text
+    assert f"saved self: {tid} = " not in text and f"value {fmt(now)}" in text
+    assert isinstance(ns2["x"], torch.Tensor) and ns2["x"]._version == 1

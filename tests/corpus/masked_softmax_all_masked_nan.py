@@ -1,5 +1,5 @@
 # ruff: noqa
-# Attention-style masking with masked_fill(-inf): a fully masked row turns the softmax and its gradient into NaN; nan_to_num does not help the gradient.
+# Attention-style masking with masked_fill(-inf): a fully masked row makes the softmax NaN, yet masked_fill sends 0 back to every masked place, so scores.grad stays finite; -1e9 gives a uniform row instead.
 import torch
 scores = torch.tensor([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]], requires_grad=True)
 mask = torch.tensor([[True, True, False], [False, False, False]])

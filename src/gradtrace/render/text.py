@@ -25,7 +25,7 @@ tests compare it exactly against golden files. It reads as::
 
 from __future__ import annotations
 
-from ..model import ALIVE, FREED, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
+from ..model import ALIVE, FREED, STALE, Edge, NodeInfo, SavedValue, Step, TensorInfo, Trace
 from .words import FORBIDDEN, clean, event_words, op_name, prediction_words, shape_text, shown_filename, summary_text
 
 __all__ = ["reverse_pass", "step_text", "trace_text"]
@@ -87,7 +87,8 @@ def saved_state_text(s: SavedValue) -> str:
 
 
 def _saved_line(s: SavedValue) -> str:
-    target = f"{s.tensor} = " if s.tensor else ""
+    # a stale value's figures are the ones it was saved with: its tensor holds others now
+    target = (f"{s.tensor} was " if s.state == STALE else f"{s.tensor} = ") if s.tensor else ""
     value = summary_text(s.value) if s.value is not None else "?"
     return f"      saved {clean(s.name)}: {target}{value} ({saved_state_text(s)})"
 
