@@ -136,3 +136,25 @@ def test_a_training_loop_lists_its_model_once() -> None:
     assert works[0]["module listings"] == works[1]["module listings"] <= 2
     # the loop counter changes every iteration and shows no tensor: the names are not made again for it
     assert works[1]["names made"] - works[0]["names made"] <= 2 * 15 + 2
+
+
+MAIN_GUARDED = ("import torch\n\n"
+                "def main():\n"
+                "    x = torch.tensor([1., 2.], requires_grad=True)\n"
+                "    (x ** 2).sum().backward()\n"
+                "    return x\n\n"
+                "if __name__ == '__main__':\n"
+                "    x = main()\n")
+
+
+def test_a_script_guarded_by_main_runs_its_main_when_traced_with_no_namespace() -> None:
+    # a learner's script ends in ``if __name__ == "__main__": main()``: run as a script, main() runs;
+    # traced with no namespace of its own, the trace must not stop at the guard with nothing recorded
+    plain: dict[str, Any] = {"__name__": "__main__"}
+    exec(MAIN_GUARDED, plain)
+    trace = gradtrace.trace_code(MAIN_GUARDED)
+    assert any(s.frame == "main" for s in trace.steps)
+    last = trace.last
+    assert last.tensors[last.bindings["x"]].grad.values == plain["x"].grad.tolist()
+    ns: dict[str, Any] = {}  # a namespace the caller gives is used as given, as exec uses it
+    assert not any(s.frame == "main" for s in gradtrace.trace_code(MAIN_GUARDED, ns).steps) and "x" not in ns

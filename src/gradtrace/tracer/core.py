@@ -1374,8 +1374,8 @@ def run_code(source: str, namespace: dict[str, Any] | None = None, filename: str
     Returns the trace, the exception the code raised (None if it ran to the end) and, with
     ``keep_last``, the value of a final expression statement in a list (empty when there is none).
     """
-    if namespace is None:
-        namespace = {}
+    if namespace is None:  # a fresh namespace is a script's: ``if __name__ == "__main__": main()`` runs main()
+        namespace = {"__name__": "__main__"}
     code = compile_source(source, filename, keep_last)
     if filename.startswith("<"):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -1401,7 +1401,8 @@ def trace_code(
 ) -> Trace:
     """Run ``source`` in ``namespace`` as ``exec`` would, recording every statement.
 
-    The namespace ends up exactly as plain ``exec`` leaves it. If the code
+    The namespace ends up exactly as plain ``exec`` leaves it. With no namespace the code runs
+    in a fresh one as a script does, with ``__name__ == "__main__"``. If the code
     raises, the exception is recorded in the trace and then re-raised (with
     ``raise_errors=False`` it is only recorded, except ``KeyboardInterrupt``,
     which always propagates; :func:`last_trace` gives the trace after a
