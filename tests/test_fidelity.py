@@ -25,16 +25,9 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
 KNOWN: dict[str, str] = {
-    "getattr_inplace_same_statement": "a saved result changed in its own statement with no in-place name in its "
-    "text (getattr(x.exp(), 'add_')(1)) runs without the mode; its node, read at the statement's end, is "
-    "taken as saved at the version it has then: shown alive, no prediction",
-    "view_inplace_getattr_mul_other_changed": "an in-place call on a view through getattr or a bound method in a "
-    "name runs without the mode: what the node inside CopySlices saved is never learned, no prediction",
-    "module_list_input_inplace": "a module's inputs inside a list or tuple are not read on entry: a node made "
-    "before the forward, whose saved value the forward changes, is read after it and shown alive",
-    "settrace_view_inplace_saved": "with the program's own trace function on, statements run without the mode: "
-    "a saved result changed in its own statement shows alive, and what a view's in-place call hid in "
-    "CopySlices is never learned (no prediction)",
+    "settrace_view_inplace_saved": "with the program's own trace function on, statements run without the torch "
+    "function mode (its frames would be the program's to see): what an in-place call on a view hid inside "
+    "CopySlices is never learned, so c changed after a.mul_(c) is shown nowhere and not predicted",
 }
 
 

@@ -56,7 +56,7 @@ import torch
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import Recorder, grads_may_change, needs_mode
+from .recorder import Recorder, called_names, calls_in_place, grads_may_change, needs_mode
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
@@ -175,7 +175,7 @@ class RunDriver:
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
         #: statement -> whether its text asks for the torch function mode; whether it may change grads
-        self._needs: dict[int, tuple[bool, str]] = {}  # by id(statement): the map keeps each alive
+        self._needs: dict[int, tuple[bool, str, tuple[str, ...]]] = {}  # by id(statement): the map keeps each alive
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and counts per function name
         self._labels: dict[types.FrameType, str] = {}
@@ -592,16 +592,19 @@ class RunDriver:
         and the program's own instrumentation is not listening (:meth:`_learner_listens`)."""
         need = self._needs.get(id(stmt))
         if need is None:
-            need = self._needs[id(stmt)] = (needs_mode(stmt.code), grads_may_change(stmt.code))
+            code = stmt.code
+            mode = needs_mode(code)
+            need = self._needs[id(stmt)] = (mode, grads_may_change(code), () if mode else called_names(code))
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if self.capped:
             return
-        if need[0] or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
+        asked = need[0] or bool(need[2]) and calls_in_place(frame, need[2])  # (a call the text does not tell)
+        if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
             listens = self._learner_listens()
             if listens != "trace":  # under the program's own mode the recorder goes below it
                 pending.mode = True
                 self.recorder.mode_on(below=listens == "mode")
-            elif need[0]:  # what the mode would have told: the tensors it names may change unseen
+            elif asked:  # what the mode would have told: the tensors it names may change unseen
                 self._suspects[frame] = _named_tensors(frame, stmt.code)
         if need[1] and self.recorder.grads_changed != "values":
             self.recorder.grads_changed = need[1]

@@ -811,10 +811,11 @@ class GraphBook:
         except Exception:  # inference tensors have no version counter
             version = 0
         saved_version = version
-        if version and node is not None and out is not None and "[" not in name and not name.startswith("result") \
-                and (alias or data is out):
-            # the node of an in-place call that saved its own target before changing it (``a.mul_(a)``):
-            # read after the call, the target is already at its new version; PyTorch says when it saved it
+        if version and node is not None and "[" not in name:
+            # A node read after its call returned may have saved its value at an older version: the node of
+            # an in-place call that saved its own target before changing it (``a.mul_(a)``), or a node read
+            # at the end of a statement that went on to change what it saved (``getattr(x.exp(), "add_")(1)``,
+            # run with no torch function mode). PyTorch says when it saved it. (At version 0 nothing older.)
             saved_version = _saved_version(node, name, version)
         try:
             storage: int | None = int(data.untyped_storage().data_ptr())

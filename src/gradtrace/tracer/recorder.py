@@ -21,6 +21,8 @@ the graph. It passes every call through unchanged.
 
 from __future__ import annotations
 
+import functools
+import keyword
 import re
 import sys
 import threading
@@ -199,6 +201,7 @@ _NEEDS_MODE = re.compile(
     r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # x += 1
     r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
+    r"|\bgetattr\s*\("  # getattr(a, "mul_")(c): a method looked up by its name as a string
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
@@ -211,6 +214,76 @@ _NEEDS_MODE = re.compile(
 def needs_mode(code: str) -> bool:
     """True when a statement with this text must run with the recorder's torch function mode on."""
     return _NEEDS_MODE.search(code) is not None
+
+
+#: a call of a bare name (``f(c)`` after ``f = a.mul_``): what the name holds is looked at as the statement
+#: starts (:func:`calls_in_place`); a name after a dot is an attribute's, which the text above tells
+_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_KEYWORDS = frozenset(keyword.kwlist)
+_BUILTIN_CALLS = (types.BuiltinFunctionType, types.MethodDescriptorType, types.MethodWrapperType,
+                  types.WrapperDescriptorType)
+#: id(code of a lambda) -> (the code, whether it names an in-place method); lambdas run inside their statement
+_LAMBDA_WRITES: dict[int, tuple[types.CodeType, bool]] = {}
+
+
+def called_names(code: str) -> tuple[str, ...]:
+    """The bare names a statement with this text calls (``f`` of ``f(c)``), keywords left out."""
+    return tuple(dict.fromkeys(n for n in _CALLED_NAME.findall(code) if n not in _KEYWORDS))
+
+
+def calls_in_place(frame: types.FrameType, names: tuple[str, ...]) -> bool:
+    """True when one of ``names``, as ``frame`` sees it now, holds something that writes a tensor in place with
+    no in-place name in the statement's text: a bound in-place method (``f = a.mul_``), torch's own in-place
+    function (``op = torch.relu_``, ``init = nn.init.zeros_``), a partial of one, a lambda that calls one, or a
+    module whose ``forward`` is such a lambda. Read with dictionary lookups only: no code of the program runs."""
+    f_globals = frame.f_globals
+    local = frame.f_locals if frame.f_code.co_flags & _CO_OPTIMIZED else None
+    builtins = f_globals.get("__builtins__")
+    if type(builtins) is types.ModuleType:
+        builtins = vars(builtins)
+    for name in names:
+        if local is not None and name in local:
+            value = local[name]
+        elif name in f_globals:
+            value = f_globals[name]
+        else:
+            continue  # a builtin of Python's (or no such name)
+        if _writes_in_place(value, frame.f_code.co_filename):
+            return True
+    return False
+
+
+_CO_OPTIMIZED = 0x1
+
+
+def _writes_in_place(value: Any, filename: str, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind in _BUILTIN_CALLS:
+        return _inplace_name(value.__name__)
+    if kind is _FunctionType:
+        code = value.__code__
+        if code.co_name == "<lambda>" and code.co_filename == filename:
+            known = _LAMBDA_WRITES.get(id(code))
+            if known is None or known[0] is not code:
+                known = _LAMBDA_WRITES[id(code)] = (code, any(map(_inplace_name, code.co_names)))
+            return known[1]
+        module = value.__module__ or ""
+        return (module == "torch" or module.startswith("torch.")) and _inplace_name(code.co_name)
+    if depth > 2:
+        return False
+    if kind is functools.partial:
+        return _writes_in_place(value.func, filename, depth + 1)
+    if kind is types.MethodType:
+        return _writes_in_place(value.__func__, filename, depth + 1)
+    if issubclass(kind, torch.nn.Module):
+        forward = value.__dict__.get("forward")
+        if forward is None:
+            for klass in kind.__mro__:
+                forward = vars(klass).get("forward")
+                if forward is not None:
+                    break
+        return forward is not None and _writes_in_place(forward, filename, depth + 1)
+    return False
 
 
 #: statement text that may replace or zero ``.grad`` inside torch's own code (``opt.zero_grad()``), or write
@@ -265,6 +338,24 @@ def _tensors(x: Any) -> list[torch.Tensor]:
     if isinstance(x, dict):
         return [t for t in x.values() if isinstance(t, torch.Tensor)]
     return []
+
+
+#: the containers a module's tensor inputs are looked for in (exact types: reading them runs no program code)
+_HOLDERS = frozenset({list, tuple, dict})
+
+
+def _unpacked(items: Any) -> list[Any]:
+    """``items`` with each list, tuple or dict among them replaced by what it holds (one level)."""
+    out: list[Any] = []
+    for a in items:
+        kind = type(a)
+        if kind is dict:
+            out += a.values()
+        elif kind in _HOLDERS:
+            out += a
+        else:
+            out.append(a)
+    return out
 
 
 class Recorder(TorchFunctionMode):
@@ -456,6 +547,10 @@ class Recorder(TorchFunctionMode):
                 kwargs = caller.f_locals.get("kwargs")
                 if kwargs:
                     items = (*items, *kwargs.values())
+            for a in items:
+                if type(a) in _HOLDERS:  # tensors in a list, tuple or dict (``m([a, b])``): read as the others
+                    items = _unpacked(items)
+                    break
             with _DisableTorchFunction():  # the learner's modes and subclasses see none of these reads
                 for a in items:
                     if not isinstance(a, _Tensor):
