@@ -1,0 +1,149 @@
+"""In-place calls whose statement's text names no in-place method (issue 9, invariants 2 and 4).
+
+Most statements run with no torch function mode; the mode goes on where a statement's text can
+change a value (``a.mul_(c)``). The same call can be made with no such text: ``getattr(a, "mul_")(c)``,
+``f = a.mul_`` then ``f(c)``, a partial, a one-line lambda, a module whose ``forward`` is one. On a
+view, the node such a call makes is hidden inside ``CopySlices``, and what it saved is learned only
+when the mode sees the call. Each way is checked here against PyTorch run plainly: the value the
+hidden node saved is shown alive after the call, stale after it is changed, and the failure of
+``backward()`` is predicted iff PyTorch fails.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+import torch
+
+import gradtrace
+from gradtrace.tracer.core import Tracer
+from gradtrace.tracer.driver import HAS_MONITORING
+from gradtrace.tracer.recorder import called_names, calls_in_place
+
+PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
+STALE = "modified by an inplace operation"
+HEAD = ("import functools\nimport torch\ntorch.manual_seed(0)\nw = torch.randn(2, 3, requires_grad=True)\n"
+        "b = w * 2\na = b.reshape(-1)\nc = torch.randn(6)\n")
+
+#: name -> the statements that multiply the view ``a`` by ``c`` in place (the last one makes the call)
+WAYS = {
+    "method": "a.mul_(c)\n",
+    "getattr": 'getattr(a, "mul_")(c)\n',
+    "bound method in a name": "f = a.mul_\nf(c)\n",
+    "descriptor in a name": "op = torch.Tensor.mul_\nop(a, c)\n",
+    "partial": "p = functools.partial(torch.Tensor.mul_, a)\np(c)\n",
+    "lambda": "bump = lambda t, o: t.mul_(o)\nbump(a, c)\n",
+    "module with a lambda forward": ("class Bump(torch.nn.Module):\n    pass\n"
+                                     "Bump.forward = lambda self, t, o: t.mul_(o)\nm = Bump()\nm(a, c)\n"),
+}
+
+
+def _trace(source: str, path: str) -> tuple[Tracer, Any]:
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    tracer = Tracer(source, "<unnamed>", 10**6, globals_ns=ns, line_events=path)
+    code = compile(source, "<unnamed>", "exec")
+    return tracer, tracer.run(lambda: exec(code, ns))
+
+
+def _fails(source: str) -> bool:
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, "<plain>", "exec"), ns)
+    try:
+        ns["b"].sum().backward()
+    except RuntimeError as exc:
+        assert STALE in str(exc)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("way", sorted(WAYS))
+@pytest.mark.parametrize("changed", [True, False], ids=["c changed", "c kept"])
+def test_an_unnamed_inplace_call_on_a_view_is_seen(way: str, changed: bool, path: str) -> None:
+    source = HEAD + WAYS[way] + ("c.add_(1)\n" if changed else "w2 = w * 1\n")
+    assert _fails(source) == changed  # PyTorch's truth: MulBackward0 inside CopySlices saved c
+    _tracer, trace = _trace(source, path)
+    call, last = trace.steps[-2], trace.steps[-1]
+    c_id = last.bindings["c"]
+
+    def shown(step: Any) -> list[tuple[str, str]]:
+        return [(s.name, s.state) for n in step.nodes.values() if n.name == "CopySlices" for s in n.saved
+                if s.tensor == c_id]
+
+    assert shown(call) == [("MulBackward0.other", "alive")]
+    assert shown(last) == [("MulBackward0.other", "stale" if changed else "alive")]
+    assert ("b" in {p.root for p in last.predictions}) == changed
+
+
+def test_a_saved_result_changed_through_getattr_in_its_own_statement_shows_stale() -> None:
+    source = "import torch\nx = torch.tensor([0.5, 1.0], requires_grad=True)\ny = getattr(x.exp(), 'add_')(1)\n"
+    ns: dict[str, Any] = {}
+    exec(compile(source, "<plain>", "exec"), ns)
+    with pytest.raises(RuntimeError, match=STALE):
+        ns["y"].sum().backward()
+    trace = gradtrace.trace_code(source, {})
+    (exp,) = [n for n in trace.last.nodes.values() if n.name == "ExpBackward0"]
+    (saved,) = exp.saved
+    assert (saved.name, saved.state, saved.saved_version, saved.version) == ("result", "stale", 0, 1)
+    assert any(p.root == "y" for p in trace.last.predictions)
+
+
+@pytest.mark.parametrize("holder", ["[{}, b]", "({}, b)", "{{'x': {}, 'b': b}}"])
+def test_a_module_input_in_a_container_is_read_as_the_forward_begins(holder: str) -> None:
+    # the sigmoid's node is made in the calling statement; the forward (one lambda line: no step of its own)
+    # doubles its result in place. Read on the way out, the node would show the new version as the saved one.
+    source = ("import torch\nclass M(torch.nn.Module):\n    pass\n"
+              "M.forward = lambda self, xs: next(iter(xs.values() if isinstance(xs, dict) else xs)).mul_(2)\n"
+              "m = M()\nx = torch.tensor([0.5, 1.0], requires_grad=True)\nb = torch.ones(2)\n"
+              f"y = m({holder.format('x.sigmoid()')})\n")
+    ns: dict[str, Any] = {}
+    exec(compile(source, "<plain>", "exec"), ns)
+    with pytest.raises(RuntimeError, match=STALE):
+        ns["y"].sum().backward()
+    trace = gradtrace.trace_code(source, {})
+    (sig,) = [n for n in trace.last.nodes.values() if n.name == "SigmoidBackward0"]
+    assert [(s.name, s.state, s.saved_version) for s in sig.saved] == [("result", "stale", 0)]
+    assert any(p.root == "y" for p in trace.last.predictions)
+
+
+def test_called_names_are_the_bare_callees() -> None:
+    assert called_names("y = f(c) + g (d) * h.k(e)") == ("f", "g")
+    assert called_names("if ok(x) and not (y):") == ("ok",)
+    assert called_names("z = model(x).sum()") == ("model",)
+
+
+def test_looking_at_callees_runs_no_program_code() -> None:
+    ran: list[str] = []
+
+    class Loud:
+        def __getattribute__(self, name: str) -> Any:
+            ran.append(name)
+            raise AssertionError("program code ran")
+
+    class Meta(type):
+        def __getattr__(cls, name: str) -> Any:
+            ran.append(name)
+            raise AssertionError("program code ran")
+
+    class Quiet(torch.nn.Module, metaclass=type(torch.nn.Module)):
+        @property
+        def forward(self) -> Any:  # type: ignore[override]
+            ran.append("forward")
+            raise AssertionError("program code ran")
+
+    frame = types.SimpleNamespace(f_globals={"loud": Loud(), "meta": Meta("M", (), {}), "quiet": Quiet()},
+                                  f_code=compile("0", "<x>", "eval"))
+    assert not calls_in_place(frame, ("loud", "meta", "quiet", "absent"))  # type: ignore[arg-type]
+    assert ran == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_calls_of_the_programs_functions_run_without_the_mode(path: str) -> None:
+    # bare-name calls of what writes nothing in place cost no mode: a function of the program's (its own
+    # lines are steps, each asking for what it needs), a module, torch's out-of-place functions
+    source = ("import torch\ndef double(t):\n    return t * 2\nlin = torch.nn.Linear(2, 2)\nrelu = torch.relu\n"
+              "x = torch.ones(2, requires_grad=True)\ny = double(x)\nz = lin(y)\nr = relu(z)\nprint(len(r))\n")
+    tracer, _trace_ = _trace(source, path)
+    assert tracer.recorder.mode_statements == 0
