@@ -11,8 +11,9 @@ the statement's end.
 
 A statement whose text can change a value its own calls saved, or write behind
 the version counter (``x.exp().add_(1)``, ``out=``, ``inplace=True``, ``+=``,
-``t[i] = ...``, ``t.grad = ...``, ``t.numpy()``, ``detach``), or one that starts
-under ``no_grad``/``inference_mode``/saved-tensor hooks, runs with the recorder
+``t[i] = ...``, ``t.grad = ...``, ``t.numpy()``, ``detach``, ``getattr``/``setattr``), one that calls
+a bare name holding an in-place call (``f = a.mul_`` then ``f(c)``: :func:`calls_in_place`), or one
+that starts under ``no_grad``/``inference_mode``/saved-tensor hooks, runs with the recorder
 pushed as a :class:`torch.overrides.TorchFunctionMode` (:func:`needs_mode`): it
 sees every torch call with its inputs and output and keeps, in creation order,
 the outputs that carry a new node, the in-place calls, the tensors made outside
@@ -201,7 +202,7 @@ _NEEDS_MODE = re.compile(
     r"|(?:\*\*|//|>>|<<|[-+*/%@&|^])=(?!=)"  # x += 1
     r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
-    r"|\bgetattr\s*\("  # getattr(a, "mul_")(c): a method looked up by its name as a string
+    r"|\b(?:get|set)attr\s*\("  # getattr(a, "mul_")(c), setattr(w, "data", v): a name given as a string
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
