@@ -24,11 +24,7 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
-KNOWN: dict[str, str] = {
-    "settrace_view_inplace_saved": "with the program's own trace function on, statements run without the torch "
-    "function mode (its frames would be the program's to see): what an in-place call on a view hid inside "
-    "CopySlices is never learned, so c changed after a.mul_(c) is shown nowhere and not predicted",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -147,3 +147,47 @@ def test_calls_of_the_programs_functions_run_without_the_mode(path: str) -> None
               "x = torch.ones(2, requires_grad=True)\ny = double(x)\nz = lin(y)\nr = relu(z)\nprint(len(r))\n")
     tracer, _trace_ = _trace(source, path)
     assert tracer.recorder.mode_statements == 0
+
+
+SETTRACE_VIEW = HEAD + """import sys
+calls = []
+def watch(frame, event, arg):
+    if {local} is not None or event == "call":
+        calls.append((event, frame.f_code.co_name, frame.f_lineno))
+    return {local}
+old = sys.gettrace()
+sys.settrace(watch)
+a.mul_(c)
+c.add_(1)
+sys.settrace(old)
+del old
+"""
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_inplace_call_on_a_view_is_seen_under_the_programs_trace_function(path: str) -> None:
+    # the program's trace function hears only its own calls; the mode, hidden from it, still sees a.mul_(c)
+    source = SETTRACE_VIEW.format(local="None")
+    assert _fails(source)
+    tracer, trace = _trace(source, path)
+    plain: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, "<unnamed>", "exec"), plain)
+    assert tracer.recorder.mode_statements >= 2
+    step = next(s for s in trace.steps if s.code == "c.add_(1)")
+    c_id = step.bindings["c"]
+    assert [(s.name, s.state) for n in step.nodes.values() for s in n.saved if s.tensor == c_id] == \
+        [("MulBackward0.other", "stale")]
+    assert "b" in {p.root for p in step.predictions}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_mode_leaves_when_the_programs_trace_function_follows_torch_lines(path: str) -> None:
+    # a local trace function for every frame would hear torch's Python functions take their dispatching
+    # branch under the mode: the mode goes off before such a frame runs, and stays off
+    source = SETTRACE_VIEW.format(local="watch").replace("a.mul_(c)\n", "torch.nn.functional.relu(a, inplace=True)\n")
+    plain: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, "<unnamed>", "exec"), plain)
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    trace = gradtrace.trace_code(source, ns)
+    assert ns["calls"] == plain["calls"]
+    assert trace.steps

@@ -56,7 +56,7 @@ import torch
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import Recorder, called_names, calls_in_place, grads_may_change, needs_mode
+from .recorder import _DISPATCHER, _SHIELDED, Recorder, called_names, calls_in_place, grads_may_change, needs_mode
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
@@ -203,6 +203,9 @@ class RunDriver:
         self._their_locals: dict[types.FrameType, Any] = {}
         self._standing_in = False
         self._own_local_fn = self._own_local
+        #: the program's trace function asked to hear the lines of a function not its own: from then on no
+        #: statement runs with the mode under it (see :meth:`_learner_listens`)
+        self._their_lines = False
         # monitoring state: the tool id held, the traced frames of the run's thread, the
         # learner's code objects with local events on, and their line tables
         self._tool: int | None = None
@@ -397,7 +400,13 @@ class RunDriver:
         if theirs is None:
             return ours
         back = frame.f_back
-        if frame.f_code.co_filename.startswith(_OWN_DIR) or back is not None and back.f_trace is self._own_local_fn:
+        code = frame.f_code
+        if back is not None and back.f_code is _SHIELDED:
+            # the function the recorder's mode passes a call on to, with the program's trace function on: the
+            # program heard the call as it was made, before the mode had it; what it calls is heard as usual
+            return ours
+        if code.co_filename.startswith(_OWN_DIR) or back is not None and back.f_trace is self._own_local_fn \
+                or code is _DISPATCHER and self.recorder.pushed and _mode_stack_size() == 1:  # the mode's way in
             if ours is not None:
                 return ours
             frame.f_trace_lines = False
@@ -407,6 +416,13 @@ class RunDriver:
         except BaseException:  # Python then stops tracing, and the exception goes on into the program
             self._program_settrace(None)
             raise
+        if mine is not None and code.co_filename != self.filename and not self._their_lines:
+            # The program hears the lines of a function not its own (torch's Python code): with the mode on,
+            # such a function takes its dispatching branch (``has_torch_function`` is true), so its lines
+            # would differ. The mode leaves, before the function runs a line, and stays off under the
+            # program's trace function from now on.
+            self._their_lines = True
+            self.recorder.mode_off_all()
         if mine is None:
             return ours
         if ours is None:
@@ -621,21 +637,31 @@ class RunDriver:
                     written.append(t)
 
     def _learner_listens(self) -> str:
-        """``"trace"`` while the program's own trace function is on, ``"mode"`` while its own torch
-        function mode is, else ``""``.
+        """``"trace"`` while a trace function the mode's frames cannot be hidden from is on, ``"mode"``
+        while the program's own torch function mode is, else ``""``.
 
-        The recorder's mode is Python code between the program's calls and torch. A learner's
-        ``sys.settrace`` function would see the mode's frames: then the statement runs with no mode,
-        as most do, and what it changes is read from version bumps and node names. A learner's
+        The recorder's mode is Python code between the program's calls and torch. A trace function
+        the program set through ``sys.settrace`` (the stand-in) is called by gradtrace's own, which
+        hides from it the mode's frames and torch's dispatcher leading to them; the call the mode
+        passes on is not heard again, and what it calls is (:meth:`_global_chained`). So the mode
+        still goes on, and an in-place call on a view still tells what its hidden node saved, until
+        that function asks to follow the lines of a function not the program's: with the mode on,
+        torch's Python functions take their dispatching branch, so their lines would differ. From
+        then on, and under any other trace function (one set before the run and left on), the
+        statement runs with no mode, as most do, and what it changes is read from version bumps and
+        node names. A learner's
         ``TorchFunctionMode`` below the recorder would be handed calls the program never made (the
         recorder's own reads): so the recorder is pushed below the program's modes instead. Theirs see
         each call first, exactly as without tracing (their handlers' lines are steps as usual), and
         the recorder sees what their handlers pass on.
         """
         rec = self.recorder
-        if self._theirs is not None:  # set through the stand-in (settrace path)
-            return "trace"
         tracer = _real_gettrace()
+        if self._theirs is not None:  # set through the stand-in: gradtrace's frames, the mode's included, are hidden
+            if self._their_lines or tracer != self._global_chained \
+                    or _mode_stack_size() > (1 if rec.pushed else 0):  # (see _global_chained)
+                return "trace"
+            return ""
         if tracer is not None and tracer != rec.ours:
             return "trace"
         if _mode_stack_size() > (1 if rec.pushed else 0):

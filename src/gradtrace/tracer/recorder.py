@@ -733,6 +733,7 @@ class Recorder(TorchFunctionMode):
                 self.flagged.append(args[0])
             plain = not self.active or name in _PASS or _is_backward(func)
             before = None if plain else self._before(name, args, kwargs)
+            view = None if plain or self.on_view_write is None else self._view_before(args, kwargs)
         finally:
             sys.settrace(tracer)
         if plain:
@@ -741,6 +742,11 @@ class Recorder(TorchFunctionMode):
         sys.settrace(None)
         try:
             self._after(name, out, args, before)
+            if view is not None and self.on_view_write is not None:  # what a node inside CopySlices saved
+                try:
+                    self.on_view_write(func, args, kwargs, view)
+                except Exception:  # recording is best effort
+                    pass
         finally:
             sys.settrace(tracer)
         return out
@@ -824,6 +830,10 @@ class Recorder(TorchFunctionMode):
             self.untracked.append((out, "inference_mode", None))
         elif not torch.is_grad_enabled():
             self.untracked.append((out, "no_grad", None))
+
+
+#: the code of the recorder's method that passes a call on while the program's own trace function is on
+_SHIELDED = Recorder._shielded.__code__
 
 
 def _push_below(mode: Any) -> None:
