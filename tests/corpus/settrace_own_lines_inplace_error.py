@@ -1,5 +1,5 @@
 # ruff: noqa
-# A learner's trace function that follows the lines of its own file only, while in-place calls run (one
+# A learner's trace function that follows the lines of its own file only (a comprehension's here), while in-place calls run (one
 # through F.relu, one that raises on a shape mismatch, one printing its result): it hears the same events
 # as without tracing, and the failing backward after a view's saved value changed is predicted.
 import sys
@@ -7,14 +7,12 @@ import torch
 import torch.nn.functional as F
 torch.manual_seed(0)
 heard = []
+ME = sys._getframe().f_code.co_filename
 def watch(frame, event, arg):
-    if frame.f_code.co_filename != __file__ and frame.f_code.co_filename != "<corpus>":
+    if frame.f_code.co_filename != ME:
         return None
     heard.append((event, frame.f_code.co_name, frame.f_lineno))
     return watch
-def helper(t, o):
-    t.mul_(o)
-    return t
 w = torch.randn(2, 3, requires_grad=True)
 b = w * 2
 a = b.reshape(-1)
@@ -22,7 +20,7 @@ c = torch.randn(6)
 old = sys.gettrace()
 sys.settrace(watch)
 F.relu(a[:2], inplace=True)
-helper(a, c)
+done = [t.mul_(o) for t, o in [(a, c)]]
 try:
     a.mul_(torch.ones(5))
 except RuntimeError as e:
