@@ -239,9 +239,6 @@ def calls_in_place(frame: types.FrameType, names: tuple[str, ...]) -> bool:
     module whose ``forward`` is such a lambda. Read with dictionary lookups only: no code of the program runs."""
     f_globals = frame.f_globals
     local = frame.f_locals if frame.f_code.co_flags & _CO_OPTIMIZED else None
-    builtins = f_globals.get("__builtins__")
-    if type(builtins) is types.ModuleType:
-        builtins = vars(builtins)
     for name in names:
         if local is not None and name in local:
             value = local[name]
@@ -278,6 +275,8 @@ def _writes_in_place(value: Any, filename: str, depth: int = 0) -> bool:
         return _writes_in_place(value.__func__, filename, depth + 1)
     if issubclass(kind, torch.nn.Module):
         forward = value.__dict__.get("forward")
+        if forward is None and (vars(kind).get("__module__") or "").startswith("torch."):
+            return False  # torch's own module class: its forward is heard by the module hooks
         if forward is None:
             for klass in kind.__mro__:
                 forward = vars(klass).get("forward")
