@@ -24,10 +24,7 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
-KNOWN: dict[str, str] = {
-    "operator_inplace_views": "in-place calls through the operator module (operator.imul(b[0], c), an imported "
-    "imul) run without the mode: what the node inside CopySlices saved is never learned, no prediction",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -191,3 +191,16 @@ def test_the_mode_leaves_when_the_programs_trace_function_follows_torch_lines(pa
     trace = gradtrace.trace_code(source, ns)
     assert ns["calls"] == plain["calls"]
     assert trace.steps
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("call", ["import operator\noperator.imul(a, c)\n", "from operator import imul\nimul(a, c)\n",
+                                  "import operator\noperator.__imul__(a, c)\n"])
+def test_an_operator_modules_inplace_call_on_a_view_is_seen(call: str, path: str) -> None:
+    source = HEAD + call + "c.add_(1)\n"
+    assert _fails(source)
+    _tracer, trace = _trace(source, path)
+    last = trace.steps[-1]
+    assert [(s.name, s.state) for n in last.nodes.values() for s in n.saved if s.tensor == last.bindings["c"]] == \
+        [("MulBackward0.other", "stale")]
+    assert "b" in {p.root for p in last.predictions}

@@ -203,6 +203,8 @@ _NEEDS_MODE = re.compile(
     r"|\]\s*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)"  # x[0] = 1
     r"|\.\s*(?:grad|data|requires_grad)\s*=(?!=)"  # t.grad = None, w.data = ...
     r"|\b(?:get|set)attr\s*\("  # getattr(a, "mul_")(c), setattr(w, "data", v): a name given as a string
+    r"|\boperator\s*\.\s*(?:__)?(?:i(?:add|and|concat|floordiv|lshift|matmul|mod|mul|or|pow|rshift|sub|truediv|xor)"
+    r"|setitem)(?:__)?\b"  # operator.imul(b[0], c), operator.setitem(t, 0, v)
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
@@ -252,12 +254,16 @@ def calls_in_place(frame: types.FrameType, names: tuple[str, ...]) -> bool:
 
 
 _CO_OPTIMIZED = 0x1
+#: the operator module's in-place functions (``from operator import imul``)
+_OPERATOR_INPLACE = frozenset({"iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior",
+                               "ipow", "irshift", "isub", "itruediv", "ixor", "setitem"})
 
 
 def _writes_in_place(value: Any, filename: str, depth: int = 0) -> bool:
     kind = type(value)
     if kind in _BUILTIN_CALLS:
-        return _inplace_name(value.__name__)
+        name = value.__name__
+        return _inplace_name(name) or name in _OPERATOR_INPLACE and getattr(value, "__module__", None) == "_operator"
     if kind is _FunctionType:
         code = value.__code__
         if code.co_name == "<lambda>" and code.co_filename == filename:
