@@ -205,6 +205,8 @@ _NEEDS_MODE = re.compile(
     r"|\b(?:get|set)attr\s*\("  # getattr(a, "mul_")(c), setattr(w, "data", v): a name given as a string
     r"|\boperator\s*\.\s*(?:__)?(?:i(?:add|and|concat|floordiv|lshift|matmul|mod|mul|or|pow|rshift|sub|truediv|xor)"
     r"|setitem)(?:__)?\b"  # operator.imul(b[0], c), operator.setitem(t, 0, v)
+    # an in-place dunder method called by its name: a.__imul__(c), t.__setitem__(0, v)
+    r"|\.\s*__(?:i(?:add|and|floordiv|lshift|matmul|mod|mul|or|pow|rshift|sub|truediv|xor)|setitem)__\s*\("
     r"|numpy|__array__|asarray|detach|retain_grad|checkpoint|saved_tensors_hooks|batch_norm|instance_norm"
     r"|save_on_cpu|set_grad_enabled|inference_mode|no_grad|\bset_\b"
     # calls whose torch code sets ``param.data = ...`` (same objects, new memory or dtype, same version):
