@@ -401,9 +401,10 @@ class RunDriver:
             return ours
         back = frame.f_back
         code = frame.f_code
-        if back is not None and back.f_code is _SHIELDED:
-            # the function the recorder's mode passes a call on to, with the program's trace function on: the
-            # program heard the call as it was made, before the mode had it; what it calls is heard as usual
+        if back is not None and back.f_code is _SHIELDED and code is self.recorder.passing:
+            # the Python function the recorder's mode passes a call on to, with the program's trace function on:
+            # the program heard the call as it was made, before the mode had it; what it calls is heard as usual
+            # (as is what a built-in one passed on calls: a subclass's __torch_function__, a __float__)
             return ours
         if code.co_filename.startswith(_OWN_DIR) or back is not None and back.f_trace is self._own_local_fn \
                 or code is _DISPATCHER and self.recorder.pushed and _mode_stack_size() == 1:  # the mode's way in

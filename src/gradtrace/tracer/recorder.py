@@ -421,6 +421,9 @@ class Recorder(TorchFunctionMode):
         self.on_stop: Callable[[], None] | None = None
         #: > 0 while the recorder is pushed as a torch function mode
         self.pushed = 0
+        #: the code of the Python function the mode passes a call on to while the program's own trace function
+        #: is on (its frame is the program's call made again: the driver keeps it from the program's function)
+        self.passing: types.CodeType | None = None
         #: how many statements ran with the mode pushed (tests count them)
         self.mode_statements = 0
         self.clear()
@@ -741,11 +744,15 @@ class Recorder(TorchFunctionMode):
             plain = not self.active or name in _PASS or _is_backward(func)
             before = None if plain else self._before(name, args, kwargs)
             view = None if plain or self.on_view_write is None else self._view_before(args, kwargs)
+            self.passing = getattr(func, "__code__", None)  # (a Python function's frame is not heard twice)
         finally:
             sys.settrace(tracer)
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.passing = None
         if plain:
-            return func(*args, **kwargs)
-        out = func(*args, **kwargs)
+            return out
         sys.settrace(None)
         try:
             self._after(name, out, args, before)
