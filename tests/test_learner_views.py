@@ -143,3 +143,27 @@ d = W * 3
             raises = True
         assert last.tensors[last.bindings[name]].forbidden is raises, name
     assert last.tensors[last.bindings["b"]].forbidden and not last.tensors[last.bindings["d"]].forbidden
+
+
+@pytest.mark.parametrize("source, name, said", [
+    ("import torch\nw = torch.tensor([1., 2.], requires_grad=True)\n(w * w).sum().backward()\n"
+     "w.data = w.data - 0.1 * w.grad\n", "w", "writes through .data"),
+    ("import torch\nw = torch.tensor([1., 2.], requires_grad=True)\n(w * w).sum().backward()\n"
+     "w.data.sub_(0.1 * w.grad)\n", "w", "writes through .data"),
+    ("import numpy as np\nimport torch\na = np.ones(3, dtype=np.float32)\nb = torch.from_numpy(a)\n"
+     "np.add(a, 1, out=a)\n", "b", "NumPy"),
+])
+def test_a_write_the_version_counter_missed_says_how_the_statement_made_it(source: str, name: str,
+                                                                           said: str) -> None:
+    # the classic `w.data = w.data - lr * w.grad` step: the event listed every possible cause
+    # (".data =, set_, NumPy, another alias, a dispatch mode's handler, or an op's own kernel")
+    ns = _plain(source)
+    t = ns[name]
+    assert isinstance(t, torch.Tensor)
+    trace = gradtrace.trace_code(source, {})
+    step = trace.steps[-1]
+    before = trace.steps[-2].tensors[step.bindings[name]]
+    assert before.version == t._version  # PyTorch did not count the write
+    lines = [ln for ln in step_text(step).splitlines() if "has new values but the same version" in ln]
+    assert len(lines) == 1 and f"({name})" in lines[0] and said in lines[0], lines
+    assert "a dispatch mode's handler" not in lines[0]

@@ -9,6 +9,7 @@ break a line, a table row or a terminal.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from ..model import (
@@ -179,10 +180,8 @@ def _tensor_kind(step: Step, tensor_id: str) -> str:
 
 def _mutate(step: Step, e: Mutate) -> str:
     if e.unseen:
-        return (f"{tensor_ref(step, e.tensor)} has new values but the same version {e.version_after}: written "
-                "where autograd does not count it (.data =, set_, NumPy, another alias, a dispatch mode's handler, "
-                "or an op's own kernel, as batch norm updates its running statistics), so values saved from it "
-                "are not marked stale")
+        return (f"{tensor_ref(step, e.tensor)} has new values but the same version {e.version_after}: "
+                f"{_unseen_how(step.code)}, so values saved from it are not marked stale")
     how = f" by {clean(e.op)}" if e.op else ""
     text = (f"{tensor_ref(step, e.tensor)} changed in place{how}{_through(step, e)}: "
             f"version {e.version_before} → {e.version_after}")
@@ -191,6 +190,23 @@ def _mutate(step: Step, e: Mutate) -> str:
     for node_id, saved in e.stale:
         text += f"; saved value {clean(saved)} of {node_ref(step, node_id)} is now stale"
     return text
+
+
+#: what a statement's text shows of a write the version counter missed, and how that is said
+_UNSEEN_HOW = (
+    (re.compile(r"\.\s*data\b"), "this statement writes through .data, which autograd does not count"),
+    (re.compile(r"\bnumpy\b|\bnp\s*\.|from_numpy|__array__"),
+     "written by NumPy through memory they share, which autograd does not count"),
+)
+
+
+def _unseen_how(code: str) -> str:
+    """How a write the version counter missed happened, as far as the statement's text tells."""
+    for pattern, words in _UNSEEN_HOW:
+        if pattern.search(code):
+            return words
+    return ("written where autograd does not count it (.data =, set_, NumPy, another alias, a dispatch mode's "
+            "handler, or an op's own kernel, as batch norm updates its running statistics)")
 
 
 def _through(step: Step, e: Mutate) -> str:
