@@ -24,12 +24,7 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
 
 #: programs that still show a known difference, with why (each one is issue 9's to fix)
-KNOWN: dict[str, str] = {
-    "view_inplace_callee_in_container": "an in-place method of a view called from a list or an attribute "
-    "(ops[0](c), box.f(c)) runs without the mode: only bare names are looked up as a statement starts "
-    "(reading an item or attribute could run program code), so what the node inside CopySlices saved is never "
-    "learned, no prediction",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ import torch
 import gradtrace
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING
-from gradtrace.tracer.recorder import called_names, calls_in_place
+from gradtrace.tracer.recorder import called_names, calls_in_place, held_calls, holds_in_place
 
 PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
 STALE = "modified by an inplace operation"
@@ -204,3 +204,63 @@ def test_an_operator_modules_inplace_call_on_a_view_is_seen(call: str, path: str
     assert [(s.name, s.state) for n in last.nodes.values() for s in n.saved if s.tensor == last.bindings["c"]] == \
         [("MulBackward0.other", "stale")]
     assert "b" in {p.root for p in last.predictions}
+
+
+def test_held_calls_are_items_and_attributes_called() -> None:
+    assert held_calls("ops[0](c); ops [ -1 ] (c)") == (("ops", 0), ("ops", -1))
+    assert held_calls("y = box.f(c) + model(x).sum()") == (("box", "f"),)
+    assert held_calls("z = a.b.c(x) + d[i](x) + (e).f(x)") == ()  # only a name's own item or attribute, called
+
+
+def test_an_inplace_method_kept_in_a_list_or_an_attribute_is_seen() -> None:
+    # ``ops[0](c)`` and ``box.f(c)`` call a view's in-place method with no in-place name in the text: the
+    # node inside CopySlices saved c, and PyTorch fails once c changes
+    w = torch.ones(2, 3, requires_grad=True)
+    b = w * 2
+
+    class Box:
+        pass
+
+    box = Box()
+    box.f = b[1].mul_  # type: ignore[attr-defined]
+    frame = types.SimpleNamespace(f_globals={"ops": [b[0].mul_], "box": box, "ns": types.SimpleNamespace(g=b[0].add_),
+                                             "t": (torch.relu,)},
+                                  f_code=compile("0", "<x>", "eval"))
+    for held in ((("ops", 0),), (("ops", -1),), (("box", "f"),), (("ns", "g"),)):
+        assert holds_in_place(frame, held), held  # type: ignore[arg-type]
+    for held in ((("ops", 1),), (("box", "g"),), (("t", 0),), (("b", "mul_"),), (("absent", "f"),)):
+        assert not holds_in_place(frame, held), held  # type: ignore[arg-type]
+
+
+def test_looking_at_held_callees_runs_no_program_code() -> None:
+    ran: list[str] = []
+
+    class Loud:
+        def __getattribute__(self, name: str) -> Any:
+            ran.append(name)
+            raise AssertionError("program code ran")
+
+    class OddDict:
+        @property
+        def __dict__(self) -> Any:  # type: ignore[override]
+            ran.append("__dict__")
+            raise AssertionError("program code ran")
+
+    class Items(list):
+        def __getitem__(self, i: Any) -> Any:
+            ran.append("getitem")
+            raise AssertionError("program code ran")
+
+    frame = types.SimpleNamespace(f_globals={"loud": Loud(), "odd": OddDict(), "items": Items([1])},
+                                  f_code=compile("0", "<x>", "eval"))
+    held = (("loud", "f"), ("odd", "f"), ("items", 0))
+    assert not holds_in_place(frame, held)  # type: ignore[arg-type]
+    assert ran == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_method_calls_that_write_nothing_in_place_run_without_the_mode(path: str) -> None:
+    source = ("import torch\nlin = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(lin.parameters(), lr=0.1)\n"
+              "x = torch.ones(2)\nloss = lin(x).sum()\nloss.backward()\nopt.step()\nprint(loss.item())\n")
+    tracer, _trace_ = _trace(source, path)
+    assert tracer.recorder.mode_statements == 0

@@ -56,7 +56,17 @@ import torch
 from ..model import Error, Step, Trace
 from . import safe
 from .backward import BACKWARD_CODES
-from .recorder import _DISPATCHER, _SHIELDED, Recorder, called_names, calls_in_place, grads_may_change, needs_mode
+from .recorder import (
+    _DISPATCHER,
+    _SHIELDED,
+    Recorder,
+    called_names,
+    calls_in_place,
+    grads_may_change,
+    held_calls,
+    holds_in_place,
+    needs_mode,
+)
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
 
@@ -174,8 +184,9 @@ class RunDriver:
         self.error: Error | None = None
         self.exception: BaseException | None = None
         self._seen_exc: list[BaseException] = []
-        #: statement -> whether its text asks for the torch function mode; whether it may change grads
-        self._needs: dict[int, tuple[bool, str, tuple[str, ...]]] = {}  # by id(statement): the map keeps each alive
+        #: by id(statement) (the map keeps each alive): whether its text asks for the torch function mode, whether
+        #: it may change grads, the bare names it calls, what it calls from a list, tuple or instance
+        self._needs: dict[int, tuple[bool, str, tuple[str, ...], tuple[tuple[str, int | str], ...]]] = {}
         self.internal_error: Exception | None = None
         #: each running traced call's label (``fib()``, ``fib()#3``) and counts per function name
         self._labels: dict[types.FrameType, str] = {}
@@ -611,11 +622,13 @@ class RunDriver:
         if need is None:
             code = stmt.code
             mode = needs_mode(code)
-            need = self._needs[id(stmt)] = (mode, grads_may_change(code), () if mode else called_names(code))
+            need = self._needs[id(stmt)] = (mode, grads_may_change(code), () if mode else called_names(code),
+                                            () if mode else held_calls(code))
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if self.capped:
             return
-        asked = need[0] or bool(need[2]) and calls_in_place(frame, need[2])  # (a call the text does not tell)
+        asked = (need[0] or bool(need[2]) and calls_in_place(frame, need[2])  # (a call the text does not tell)
+                 or bool(need[3]) and holds_in_place(frame, need[3]))
         if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
             listens = self._learner_listens()
             if listens != "trace":  # under the program's own mode the recorder goes below it

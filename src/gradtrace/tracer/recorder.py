@@ -255,6 +255,73 @@ def calls_in_place(frame: types.FrameType, names: tuple[str, ...]) -> bool:
     return False
 
 
+#: a call of what a name holds in a list or tuple at a fixed place (``ops[0](c)``) or in an instance's own
+#: attribute (``box.f(c)``): looked at as the statement starts (:func:`holds_in_place`)
+_HELD_CALL = re.compile(r"(?<![\w.\])])([A-Za-z_]\w*)\s*(?:\[\s*(-?\d+)\s*\]|\.\s*([A-Za-z_]\w*))\s*\(")
+#: the ``__getattribute__`` of types whose attribute reads are plain (an instance's ``__dict__`` first)
+_PLAIN_GETATTR = frozenset({object.__getattribute__, types.SimpleNamespace.__getattribute__})
+#: type -> whether its instances' ``__dict__`` is the interpreter's own slot (reading it runs no code)
+_PLAIN_DICT: dict[type, bool] = {}
+
+
+def held_calls(code: str) -> tuple[tuple[str, int | str], ...]:
+    """What a statement with this text calls from a container or an instance: ``(name, index)`` for
+    ``name[index](...)``, ``(name, attribute)`` for ``name.attribute(...)``."""
+    out: dict[tuple[str, int | str], None] = {}
+    for name, index, attr in _HELD_CALL.findall(code):
+        if name not in _KEYWORDS:
+            out[(name, int(index)) if index else (name, attr)] = None
+    return tuple(out)
+
+
+def _own_dict(value: Any) -> dict[str, Any] | None:
+    """``value.__dict__`` when reading it and then an attribute from it is what Python's attribute read does
+    first and runs no code of the program; else None."""
+    kind = type(value)
+    plain = _PLAIN_DICT.get(kind)
+    if plain is None:
+        slot = None
+        for klass in kind.__mro__:
+            if "__dict__" in vars(klass):
+                slot = vars(klass)["__dict__"]
+                break
+        plain = _PLAIN_DICT[kind] = (isinstance(slot, (types.GetSetDescriptorType, types.MemberDescriptorType))
+                                     and kind.__getattribute__ in _PLAIN_GETATTR)
+    if not plain:
+        return None
+    d = value.__dict__
+    return d if type(d) is dict else None
+
+
+def holds_in_place(frame: types.FrameType, held: tuple[tuple[str, int | str], ...]) -> bool:
+    """True when one of ``held`` (:func:`held_calls`), as ``frame`` sees it now, is something that writes a
+    tensor in place (as :func:`calls_in_place` tells): an item of a list or tuple, or an instance's own
+    attribute. Read with dictionary and sequence lookups only: no code of the program runs."""
+    f_globals = frame.f_globals
+    local = frame.f_locals if frame.f_code.co_flags & _CO_OPTIMIZED else None
+    for name, key in held:
+        if local is not None and name in local:
+            value = local[name]
+        elif name in f_globals:
+            value = f_globals[name]
+        else:
+            continue
+        if type(key) is int:
+            if type(value) not in (list, tuple) or not -len(value) <= key < len(value):
+                continue
+            item = value[key]
+        else:
+            if issubclass(type(value), types.ModuleType):
+                continue  # ``torch.relu_(x)``, ``nn.init.zeros_(w)``: the text tells those
+            d = _own_dict(value)
+            if d is None or key not in d:
+                continue
+            item = d[key]
+        if _writes_in_place(item, frame.f_code.co_filename):
+            return True
+    return False
+
+
 _CO_OPTIMIZED = 0x1
 #: the operator module's in-place functions (``from operator import imul``)
 _OPERATOR_INPLACE = frozenset({"iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior",
