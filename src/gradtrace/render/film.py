@@ -352,8 +352,9 @@ def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
         target = f"{s.tensor} " if s.tensor else ""
         state = "freed by backward()" if s.state == FREED else saved_state_text(s)
         fields.append([f"saved {clean(s.name)}", f"{target}{summary_text(s.value)} ({state})"])
-    if n.output is not None:
-        fields.append(["output of forward", n.output])
+    if n.output is not None:  # (a node of several outputs names its first, which may have left the picture)
+        fields.append(["output of forward", n.output if n.output in step.tensors else
+                       f"{n.output} (not in this step's picture)"])
     return {"type": "node", "id": n.id, "title": f"backward node {n.id}", "fields": fields}
 
 
@@ -385,7 +386,8 @@ def _details(step: Step, sc: Scene, memo: _Memo, own: dict[str, str] | None = No
         elif key in step.nodes:
             n = step.nodes[key]
             ops = tuple(None if e is None else _op_of(step, e.node) for e in n.inputs)
-            ref = memo.detail(("node", id(n), ops), n, _node_detail, step, n)
+            shown = n.output is None or n.output in step.tensors
+            ref = memo.detail(("node", id(n), ops, shown), n, _node_detail, step, n)
         else:  # a folded run, a collapsed module or the note saying what was left out
             ref = memo.detail(("block", id(drawn), key), drawn, _block_detail, drawn, key)
         out["gt-" + drawn.key] = ref
