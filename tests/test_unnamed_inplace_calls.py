@@ -20,7 +20,7 @@ import torch
 import gradtrace
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING
-from gradtrace.tracer.recorder import called_names, calls_in_place, held_calls, holds_in_place
+from gradtrace.tracer.recorder import called_names, calls_in_place, held_calls
 
 PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
 STALE = "modified by an inplace operation"
@@ -227,9 +227,9 @@ def test_an_inplace_method_kept_in_a_list_or_an_attribute_is_seen() -> None:
                                              "t": (torch.relu,)},
                                   f_code=compile("0", "<x>", "eval"))
     for held in ((("ops", 0),), (("ops", -1),), (("box", "f"),), (("ns", "g"),)):
-        assert holds_in_place(frame, held), held  # type: ignore[arg-type]
+        assert calls_in_place(frame, (), held), held  # type: ignore[arg-type]
     for held in ((("ops", 1),), (("box", "g"),), (("t", 0),), (("b", "mul_"),), (("absent", "f"),)):
-        assert not holds_in_place(frame, held), held  # type: ignore[arg-type]
+        assert not calls_in_place(frame, (), held), held  # type: ignore[arg-type]
 
 
 def test_looking_at_held_callees_runs_no_program_code() -> None:
@@ -254,7 +254,7 @@ def test_looking_at_held_callees_runs_no_program_code() -> None:
     frame = types.SimpleNamespace(f_globals={"loud": Loud(), "odd": OddDict(), "items": Items([1])},
                                   f_code=compile("0", "<x>", "eval"))
     held = (("loud", "f"), ("odd", "f"), ("items", 0))
-    assert not holds_in_place(frame, held)  # type: ignore[arg-type]
+    assert not calls_in_place(frame, (), held)  # type: ignore[arg-type]
     assert ran == []
 
 

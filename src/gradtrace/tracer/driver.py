@@ -64,7 +64,6 @@ from .recorder import (
     calls_in_place,
     grads_may_change,
     held_calls,
-    holds_in_place,
     needs_mode,
 )
 from .stack import nodes_before_raise
@@ -627,8 +626,8 @@ class RunDriver:
         pending = self.pending[frame] = _Pending(stmt, lasti)
         if self.capped:
             return
-        asked = (need[0] or bool(need[2]) and calls_in_place(frame, need[2])  # (a call the text does not tell)
-                 or bool(need[3]) and holds_in_place(frame, need[3]))
+        # (or a call the text does not tell: the bare names and the items or attributes, in one scope read)
+        asked = need[0] or bool(need[2] or need[3]) and calls_in_place(frame, need[2], need[3])
         if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
             listens = self._learner_listens()
             if listens != "trace":  # under the program's own mode the recorder goes below it

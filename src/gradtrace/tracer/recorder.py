@@ -236,27 +236,35 @@ def called_names(code: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in _CALLED_NAME.findall(code) if n not in _KEYWORDS))
 
 
-def calls_in_place(frame: types.FrameType, names: tuple[str, ...]) -> bool:
-    """True when one of ``names``, as ``frame`` sees it now, holds something that writes a tensor in place with
-    no in-place name in the statement's text: a bound in-place method (``f = a.mul_``), torch's own in-place
-    function (``op = torch.relu_``, ``init = nn.init.zeros_``), a partial of one, a lambda that calls one, or a
-    module whose ``forward`` is such a lambda. Read with dictionary lookups only: no code of the program runs."""
+def calls_in_place(frame: types.FrameType, names: tuple[str, ...],
+                   held: tuple[tuple[str, int | str], ...] = ()) -> bool:
+    """True when one of ``names``, or one of ``held`` (:func:`held_calls`), as ``frame`` sees it now, is
+    something that writes a tensor in place with no in-place name in the statement's text: a bound in-place
+    method (``f = a.mul_``), torch's own in-place function (``op = torch.relu_``, ``init = nn.init.zeros_``),
+    a partial of one, a lambda that calls one, or a module whose ``forward`` is such a lambda; for ``held``,
+    an item of a list or tuple or an instance's own attribute that is one. Read with dictionary and sequence
+    lookups only: no code of the program runs."""
     f_globals = frame.f_globals
     local = frame.f_locals if frame.f_code.co_flags & _CO_OPTIMIZED else None
-    for name in names:
+    filename = frame.f_code.co_filename
+    for name, key in (*((n, None) for n in names), *held):
         if local is not None and name in local:
             value = local[name]
         elif name in f_globals:
             value = f_globals[name]
         else:
             continue  # a builtin of Python's (or no such name)
-        if _writes_in_place(value, frame.f_code.co_filename):
+        if key is not None:
+            value = _held_item(value, key)
+            if value is _NOTHING:
+                continue
+        if _writes_in_place(value, filename):
             return True
     return False
 
 
 #: a call of what a name holds in a list or tuple at a fixed place (``ops[0](c)``) or in an instance's own
-#: attribute (``box.f(c)``): looked at as the statement starts (:func:`holds_in_place`)
+#: attribute (``box.f(c)``): looked at as the statement starts (:func:`calls_in_place`)
 _HELD_CALL = re.compile(r"(?<![\w.\])])([A-Za-z_]\w*)\s*(?:\[\s*(-?\d+)\s*\]|\.\s*([A-Za-z_]\w*))\s*\(")
 #: the ``__getattribute__`` of types whose attribute reads are plain (an instance's ``__dict__`` first)
 _PLAIN_GETATTR = frozenset({object.__getattribute__, types.SimpleNamespace.__getattribute__})
@@ -294,33 +302,20 @@ def _own_dict(value: Any) -> dict[str, Any] | None:
     return d if type(d) is dict else None
 
 
-def holds_in_place(frame: types.FrameType, held: tuple[tuple[str, int | str], ...]) -> bool:
-    """True when one of ``held`` (:func:`held_calls`), as ``frame`` sees it now, is something that writes a
-    tensor in place (as :func:`calls_in_place` tells): an item of a list or tuple, or an instance's own
-    attribute. Read with dictionary and sequence lookups only: no code of the program runs."""
-    f_globals = frame.f_globals
-    local = frame.f_locals if frame.f_code.co_flags & _CO_OPTIMIZED else None
-    for name, key in held:
-        if local is not None and name in local:
-            value = local[name]
-        elif name in f_globals:
-            value = f_globals[name]
-        else:
-            continue
-        if type(key) is int:
-            if type(value) not in (list, tuple) or not -len(value) <= key < len(value):
-                continue
-            item = value[key]
-        else:
-            if issubclass(type(value), types.ModuleType):
-                continue  # ``torch.relu_(x)``, ``nn.init.zeros_(w)``: the text tells those
-            d = _own_dict(value)
-            if d is None or key not in d:
-                continue
-            item = d[key]
-        if _writes_in_place(item, frame.f_code.co_filename):
-            return True
-    return False
+_NOTHING = object()
+
+
+def _held_item(value: Any, key: int | str) -> Any:
+    """``value[key]`` of a list or tuple, or an instance's own attribute ``key``, where reading it runs no code
+    of the program; else ``_NOTHING``."""
+    if type(key) is int:
+        if type(value) not in (list, tuple) or not -len(value) <= key < len(value):
+            return _NOTHING
+        return value[key]
+    if issubclass(type(value), types.ModuleType):
+        return _NOTHING  # ``torch.relu_(x)``, ``nn.init.zeros_(w)``: the text tells those
+    d = _own_dict(value)
+    return _NOTHING if d is None or key not in d else d[key]
 
 
 _CO_OPTIMIZED = 0x1
