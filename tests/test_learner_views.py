@@ -167,3 +167,22 @@ def test_a_write_the_version_counter_missed_says_how_the_statement_made_it(sourc
     lines = [ln for ln in step_text(step).splitlines() if "has new values but the same version" in ln]
     assert len(lines) == 1 and f"({name})" in lines[0] and said in lines[0], lines
     assert "a dispatch mode's handler" not in lines[0]
+
+
+def test_a_picture_of_live_tensors_says_forbidden_too() -> None:
+    # ``gradtrace.show`` reads live tensors through the snapshot, not the tracer: the same flag, from PyTorch
+    from gradtrace.tracer.snapshot import snapshot
+
+    W = torch.ones(3, 2, requires_grad=True)
+    with torch.no_grad():
+        rows = list(W)
+        rows[0].div_(2)
+    y = W * 2
+    step = snapshot([rows[1], y], params={"W": W})
+    for t, tid in ((rows[1], "t1"), (y, "t2"), (W, "t3")):
+        try:
+            _ = t.grad_fn
+            raises = False
+        except RuntimeError:
+            raises = True
+        assert step.tensors[tid].forbidden is raises and (step.tensors[tid].kind == "forbidden") is raises

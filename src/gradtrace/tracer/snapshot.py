@@ -307,7 +307,7 @@ class Sketch:
             device=str(t.device), requires_grad=bool(t.requires_grad), is_leaf=leaf, retains_grad=retains,
             version=version, grad_fn=self.node_id(fn), base=None if base is None else self.ids.tensor(base),
             value=summary(tid, t, version), grad=None if grad is None else summary(None, grad),
-            is_param=isinstance(t, torch.nn.Parameter), forbidden=forbids_autograd(t),
+            is_param=isinstance(t, torch.nn.Parameter), forbidden=fn is None and forbids_autograd(t),
         )
 
     def fill(self, nids: Iterable[str]) -> Step:
