@@ -60,7 +60,7 @@ def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
     if t.is_param:
         extras.append("parameter")
     if t.forbidden:
-        extras.append(f"grad_fn ?: {FORBIDDEN}")
+        extras.append(FORBIDDEN)
     tail = f"value {summary_text(t.value)}  grad {summary_text(t.grad)}"
     if extras:
         tail += "  " + "  ".join(extras)
