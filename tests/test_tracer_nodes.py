@@ -49,11 +49,7 @@ def _outputs_are_their_tensors(trace: Trace) -> list[str]:
 
 
 #: programs whose steps still show a node's output as a tensor the step does not hold, with why
-OUTPUT_KNOWN: dict[str, str] = {
-    "item_cuts_graph": "`for v in x:` unbinds x once: UnbindBackward0 keeps output 0 (the first v) as its output "
-                       "after v names output 1 and 2, and the first v is no longer in the step (a node of several "
-                       "outputs links only output 0)",
-}
+OUTPUT_KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

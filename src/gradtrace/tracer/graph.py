@@ -954,6 +954,12 @@ class GraphBook:
             self.nodes[nid] = _with(info, output=tid, value=info.value or self.summary(tid, out))
             self.changed.add(nid)
 
+    def relink_output(self, nid: str, tid: str, out: torch.Tensor) -> None:
+        """Name ``out`` (id ``tid``), another of node ``nid``'s outputs, as its output from now on."""
+        info = self.nodes.get(nid)
+        if info is not None and info.output != tid:
+            self.nodes[nid] = _with(info, output=tid, value=self.summary(tid, out))
+
     def refresh_freed(self, root: Any, ran: Iterable[str] | None = None) -> list[tuple[str, str]]:
         """Re-read saved values of the nodes under ``root`` a backward freed; the newly freed ones.
 

@@ -108,6 +108,8 @@ class Scene:
         self.was: dict[str, TensorInfo | None] = {}
         #: how many updates began (a step's mappings build on the last one only if it was the step before)
         self.updates = 0
+        #: nodes whose output may have left the step while another of their outputs is shown (see :meth:`_relink`)
+        self._orphans: list[str] = []
 
     # ----------------------------------------------------------- one step
     def scan(self) -> tuple[list[tuple[str, int, int]], list[str]]:
@@ -173,6 +175,8 @@ class Scene:
                     self._reedge(nid, node_edges(ninfo), cand, todo)
         self._add(todo)
         self._collect(cand)
+        if self._orphans:
+            self._relink()
         if not self._sorted:
             self.tensors = dict(sorted(self.tensors.items(), key=lambda kv: num(kv[0])))
             self.nodes = dict(sorted(self.nodes.items(), key=lambda kv: num(kv[0])))
@@ -192,6 +196,11 @@ class Scene:
                 info, edges = self._read(x, t)
                 self.was.setdefault(x, None)
                 self.tensors[x] = info
+                fn = info.grad_fn
+                if fn is not None:
+                    shown = book.nodes.get(fn)
+                    if shown is not None and shown.output != x:  # one of several outputs, or an alias's
+                        self._orphans.append(fn)
                 n = num(x)
                 if n < self._max_t:
                     self._sorted = False
@@ -235,7 +244,13 @@ class Scene:
         edges = self.out.pop(x)
         self._unlink(x, edges, cand)
         if x[0] == "t":
-            self.was.setdefault(x, self.tensors.pop(x))
+            info = self.tensors.pop(x)
+            self.was.setdefault(x, info)
+            fn = info.grad_fn
+            if fn is not None:
+                shown = self.nodes.get(fn)
+                if shown is not None and shown.output == x:  # its node may stay, shown by another of its outputs
+                    self._orphans.append(fn)
             self.versions.pop(x, None)
             self._at.pop(x, None)
             for s in self._where.pop(x, ()):
@@ -263,6 +278,29 @@ class Scene:
                 p[x] = p.get(x, 0) + 1
             if y not in self.out:
                 todo.append(y)
+
+    def _relink(self) -> None:
+        """A shown node whose output is not shown takes a shown tensor it made as its output.
+
+        A node of several outputs (``for v in x:`` unbinds ``x`` once) is the ``grad_fn`` of each; the one
+        linked first may leave the step while another, named, stays. Only nodes an update touched are
+        looked at (a tensor of theirs added or dropped)."""
+        orphans, self._orphans = self._orphans, []
+        nodes, tensors, preds = self.nodes, self.tensors, self.preds
+        for nid in dict.fromkeys(orphans):
+            info = nodes.get(nid)
+            if info is None or info.output in tensors:
+                continue
+            made = [p for p in preds.get(nid, ()) if p[0] == "t" and tensors[p].grad_fn == nid]
+            if not made:
+                continue
+            tid = min(made, key=num)
+            t = self.ids.obj(tid)
+            if t is None:
+                continue
+            self.book.relink_output(nid, tid, t)
+            nodes[nid] = self.book.nodes[nid]
+            self.changed.append(nid)
 
     def _collect(self, cand: list[str]) -> None:
         """Drop the candidates no name reaches any more (and what only they reached)."""
