@@ -182,6 +182,7 @@ class RunDriver:
         self.unrecorded = 0
         self.error: Error | None = None
         self.exception: BaseException | None = None
+        #: the exceptions on their way out of the program's frames, told once (at the frame that raised)
         self._seen_exc: list[BaseException] = []
         #: by id(statement) (the map keeps each alive): whether its text asks for the torch function mode, whether
         #: it may change grads, the bare names it calls, what it calls from a list, tuple or instance
@@ -591,6 +592,8 @@ class RunDriver:
     def _line(self, frame: types.FrameType) -> None:
         if self.recorder.in_backward:
             return
+        if self._seen_exc:  # a statement runs: no exception is on its way out any more (holding one would keep
+            self._seen_exc.clear()  # its traceback's frames, and their tensors, alive past the handler)
         stmt = self.statements.get(frame.f_lineno)
         if stmt is None:
             return
