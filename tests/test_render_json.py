@@ -24,7 +24,7 @@ def test_round_trip_is_strict_and_equal(name):
     trace = traced(name)
     data = strict(trace.to_json())
     assert data == trace_dict(trace)
-    assert data["schema"] == "gradtrace.trace" and data["version"] == 4
+    assert data["schema"] == "gradtrace.trace" and data["version"] == 5
     assert [s["code"] for s in data["steps"]] == [s.code for s in trace.steps]
 
 

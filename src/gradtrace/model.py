@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: States of a value saved by a backward node.
 ALIVE, FREED, STALE = "alive", "freed", "stale"
@@ -157,7 +157,9 @@ class Rebind:
     """A name moved from tensor ``old`` to tensor ``new``; ``old`` is unchanged.
 
     ``held_by`` says what still holds ``old``: other names, and the nodes that
-    saved it or accumulate into it. Empty means the object is gone.
+    saved it or accumulate into it. When both are empty, ``held_elsewhere`` says
+    whether ``old`` is still alive, held by something the step does not show (the
+    tuple a ``for v in x:`` loop walks, a container or closure); if not, it is gone.
     """
 
     name: str
@@ -165,17 +167,19 @@ class Rebind:
     new: str
     held_by_names: tuple[str, ...]
     held_by_nodes: tuple[str, ...]
+    held_elsewhere: bool = False
     kind: str = field(default="rebind", init=False)
 
 
 @dataclass(frozen=True)
 class Unbind:
-    """A name that named a tensor was deleted (``del``) or stopped naming one."""
+    """A name that named a tensor was deleted (``del``) or stopped naming one (holders: as :class:`Rebind`)."""
 
     name: str
     old: str
     held_by_names: tuple[str, ...]
     held_by_nodes: tuple[str, ...]
+    held_elsewhere: bool = False
     kind: str = field(default="unbind", init=False)
 
 

@@ -33,6 +33,7 @@ import re
 import sys
 import types
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -239,7 +240,13 @@ class Watcher:
         name = "<module>" if frame.f_globals is frame.f_locals else frame.f_code.co_name
         with torch.utils._python_dispatch._disable_current_modes():  # the program's own modes see nothing
             names, graph = capture(self.globals, frame, self.labels, self.graphs)
-        self.moments.append(Moment(line, name, names, graph))
+        lost = {}
+        if self.moments:
+            for n, was in self.moments[-1].names.items():
+                now = names.get(n)
+                if now is None or now.obj_id != was.obj_id:
+                    lost[n] = was.ref() is not None
+        self.moments.append(Moment(line, name, names, graph, lost))
 
 
 def _own_header(stmt: ast.AST | None, code: types.CodeType) -> bool:
@@ -271,6 +278,8 @@ class Seen:
     #: flags as PyTorch has them: is_leaf, retains_grad, is a Parameter, dtype; and the object it is a view of
     flags: tuple[Any, ...] = ()
     base: int | None = None
+    #: the tensor itself, weakly (does a tensor the step no longer names still exist?)
+    ref: Any = None
 
 
 @dataclass
@@ -292,6 +301,8 @@ class Moment:
     frame: str
     names: dict[str, Seen] = field(default_factory=dict)
     graph: dict[int, LiveNode] | None = None
+    #: name -> whether the tensor it named at the moment before (and names no more) still exists
+    lost: dict[str, bool] = field(default_factory=dict)
 
 
 _LAZY = torch.nn.parameter.UninitializedTensorMixin
@@ -341,7 +352,7 @@ def _seen(t: torch.Tensor) -> Seen:
             None if g is None else _copy(g), id(t), storage=_storage(t),
             flags=(attr(t, "is_leaf"), bool(t.retains_grad), isinstance(t, torch.nn.Parameter),
                    str(t.dtype).replace("torch.", "")),
-            base=None if t._base is None else id(t._base),
+            base=None if t._base is None else id(t._base), ref=weakref.ref(t),
         )
 
 
@@ -703,6 +714,19 @@ def check_claims(step: Step, moment: Moment) -> None:
                 f"{where}: {name}.grad shown as {info.grad.text}, it is {seen.grad}"
     check_graph(step, moment, where)
     check_views(step, moment, where)
+    check_gone(step, moment, where)
+
+
+def check_gone(step: Step, moment: Moment, where: str) -> None:
+    """A tensor a name left, held by no name or shown node, is said gone exactly when it no longer exists."""
+    for e in step.events:
+        if e.kind not in ("rebind", "unbind") or e.held_by_names or e.held_by_nodes:  # type: ignore[attr-defined]
+            continue
+        alive = moment.lost.get(e.name)  # type: ignore[attr-defined]
+        if alive is not None:
+            assert e.held_elsewhere is alive, \
+                f"{where}: {e.old} is said {'still held out of sight' if e.held_elsewhere else 'gone'}, " \
+                f"it {'still exists' if alive else 'is gone'}"  # type: ignore[attr-defined]
 
 
 def check_views(step: Step, moment: Moment, where: str) -> None:

@@ -627,7 +627,9 @@ def _rebind_details(trace: Trace, line: int) -> tuple[str, tuple[str, ...]]:
 
 def _rebind_words(e: Rebind, step: Step) -> str:
     held = [*e.held_by_names, *(_node_name(step, n) for n in e.held_by_nodes)]
-    still = f"; it is still held by {', '.join(held)}" if held else "; nothing holds it any more"
+    still = (f"; it is still held by {', '.join(held)}" if held else
+             "; no name or node holds it, though something not shown (a tuple, list or iterator) keeps it alive"
+             if e.held_elsewhere else "; nothing holds it any more")
     return (f"Rebinding: the name {e.name} moved from tensor {e.old} to a different tensor object {e.new}. "
             f"{e.old} itself is unchanged{still}.")
 

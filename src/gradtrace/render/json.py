@@ -92,6 +92,13 @@ def _tensor(t: TensorInfo) -> dict[str, Any]:
     return d
 
 
+def _event_dict(e: Event) -> dict[str, Any]:
+    d = plain(e)
+    if d.get("held_elsewhere") is False:  # written only when true, as ``forbidden``
+        del d["held_elsewhere"]
+    return d
+
+
 def _node(n: NodeInfo) -> dict[str, Any]:
     d = plain(n)
     d["inputs"] = [None if e is None else {"node": e.node, "output_nr": e.output_nr} for e in n.inputs]
@@ -135,7 +142,7 @@ def _step(step: Step, tensors: _Table, nodes: _Table) -> dict[str, Any]:
         "bindings": dict(step.bindings),
         "tensors": {tid: tensors.ref(t) for tid, t in step.tensors.items()},
         "nodes": {nid: nodes.ref(n) for nid, n in step.nodes.items()},
-        "events": [plain(e) for e in step.events],
+        "events": [_event_dict(e) for e in step.events],
         "predictions": [plain(p) for p in step.predictions],
     }
 
@@ -247,9 +254,11 @@ def _event(d: dict[str, Any]) -> Event:
     if kind == "bind":
         return Bind(d["name"], d["new"])
     if kind == "rebind":
-        return Rebind(d["name"], d["old"], d["new"], tuple(d["held_by_names"]), tuple(d["held_by_nodes"]))
+        return Rebind(d["name"], d["old"], d["new"], tuple(d["held_by_names"]), tuple(d["held_by_nodes"]),
+                      d.get("held_elsewhere", False))
     if kind == "unbind":
-        return Unbind(d["name"], d["old"], tuple(d["held_by_names"]), tuple(d["held_by_nodes"]))
+        return Unbind(d["name"], d["old"], tuple(d["held_by_names"]), tuple(d["held_by_nodes"]),
+                      d.get("held_elsewhere", False))
     if kind == "mutate":
         return Mutate(d["tensor"], d["version_before"], d["version_after"], d["grad_fn_before"], d["grad_fn_after"],
                       _pairs(d.get("stale", [])), d.get("via"), d.get("op", ""))

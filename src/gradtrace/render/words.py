@@ -145,8 +145,11 @@ def _holders(step: Step, names: tuple[str, ...], nodes: tuple[str, ...]) -> str:
     return ", ".join(parts)
 
 
-def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...]) -> str:
+def _held(step: Step, old: str, names: tuple[str, ...], nodes: tuple[str, ...], elsewhere: bool = False) -> str:
     if not names and not nodes:
+        if elsewhere:
+            return (f"{old} is no longer named or saved by a node, but it is not gone: something this step "
+                    "does not show (a tuple, list, iterator or closure) still holds it")
         return f"{old} is no longer held by anything and is gone"
     return f"{old} is unchanged and still held by {_holders(step, names, nodes)}"
 
@@ -275,10 +278,10 @@ def event_words(step: Step, event: Event) -> str:
     if isinstance(event, Bind):
         return f"{clean(event.name)} now names {_tensor_kind(step, event.new)}"
     if isinstance(event, Rebind):
-        held = _held(step, event.old, event.held_by_names, event.held_by_nodes)
+        held = _held(step, event.old, event.held_by_names, event.held_by_nodes, event.held_elsewhere)
         return f"{clean(event.name)} now names {event.new}; {held}"
     if isinstance(event, Unbind):
-        held = _held(step, event.old, event.held_by_names, event.held_by_nodes)
+        held = _held(step, event.old, event.held_by_names, event.held_by_nodes, event.held_elsewhere)
         return f"{clean(event.name)} no longer names {event.old}; {held}"
     if isinstance(event, Mutate):
         return _mutate(step, event)

@@ -45,10 +45,12 @@ from ..model import (
     Event,
     NodeInfo,
     Prediction,
+    Rebind,
     Root,
     Step,
     TensorInfo,
     Trace,
+    Unbind,
     Untracked,
 )
 from . import safe
@@ -313,12 +315,17 @@ class Tracer(RunDriver):
             predictions = prev.predictions
         else:
             predictions = self._predictions(bindings, scene.nodes, error)
-        step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, tensors, nodes, tuple(events),
-                     predictions)
         del backward_roots
+        # let go of the tensors these held: a tensor told gone or held must be held by the program alone
+        t = out = None  # type: ignore[assignment]
+        outside = []
         if heard:
             rec.clear()
         book.done()
+        if olds or news:  # (asked only now that the statement's records, which hold its tensors, are let go)
+            events = self._gone_or_held(events)
+        step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, tensors, nodes, tuple(events),
+                     predictions)
         self.prev = step
         self._counts = (ids.tensor_count, len(book.nodes))
         return step
@@ -823,6 +830,15 @@ class Tracer(RunDriver):
     ) -> list[Event]:
         prev = self.prev.bindings if self.prev is not None else {}
         return binding_events(prev, bindings, olds, news, self.scene.holders, lambda: self._frame_scopes(frame))
+
+    def _gone_or_held(self, events: list[Event]) -> list[Event]:
+        """A tensor a name left that no name or shown node holds is gone, or held by something not shown."""
+        obj = self.ids.obj
+        for i, e in enumerate(events):
+            if isinstance(e, (Rebind, Unbind)) and not e.held_by_names and not e.held_by_nodes \
+                    and obj(e.old) is not None:
+                events[i] = replace(e, held_elsewhere=True)
+        return events
 
     def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
         labels = self._labels
