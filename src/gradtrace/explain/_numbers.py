@@ -108,3 +108,13 @@ def numel(values: Any) -> int:
     if isinstance(values, (list, tuple)):
         return sum(numel(v) for v in values)
     return 1
+
+
+def per_output(grads: Any, text: Any) -> str:
+    """The gradients a node of several outputs gets, one per output (``output 0: 2; output 1: 8``).
+
+    Each is the gradient of its own output: they are not added up. ``text(g)`` writes one; an output
+    no path reached gets none (PyTorch hands the node ``None`` there).
+    """
+    return "one gradient for each of its outputs, kept apart: " + "; ".join(
+        f"output {i}: {'none, no path reached it' if g is None else text(g)}" for i, g in enumerate(grads))

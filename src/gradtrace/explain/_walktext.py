@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._numbers import per_output
+
 if TYPE_CHECKING:
     from .walkthrough import GradValue, WalkStep, Walkthrough
 
@@ -62,7 +64,9 @@ def _head(w: Walkthrough) -> list[str]:
 
 def _step_lines(step: WalkStep) -> list[str]:
     lines = [f"{step.order:>3}. {_title(step)}"]
-    if step.parts_sum:
+    if len(step.grad_in) > 1:
+        lines.append(f"       grad in: {per_output(step.grad_in, _g)}")
+    elif step.parts_sum:
         lines.append(f"       grad in: {step.parts_sum}   (paths meet here and add up)")
     else:
         lines.append(f"       grad in: {', '.join(_g(g) for g in step.grad_in)}")

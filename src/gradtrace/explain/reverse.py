@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
-from ._numbers import fmt_values, same_values
+from ._numbers import fmt_values, per_output, same_values
 from .formulas import fill_in
 from .walkthrough import _Builder, _raised_after, _shape_of
 
@@ -44,22 +44,26 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
     raised = _raised_after(step, event)
     stopped = f" (the statement stopped with {raised} after the last of them)" if raised else ""
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them{stopped}:"]
-    arrived: dict[str, list[Summary]] = {}
+    arrived: dict[str, list[tuple[int, Summary]]] = {}  # node -> (which of its outputs, the gradient sent to it)
     dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:
         dtype = dtype_of(flow.node)
         node = step.nodes.get(flow.node)
         name = node.name if node is not None else "?"
-        parts = arrived.get(flow.node, [])
-        hooked = _hook_note(step, node, flow, parts, dtype)
-        if hooked:
-            lines.append(f"  {flow.node} {name}: gets {_txt(flow.grad_in[0], dtype)}")
-            if len(parts) > 1:  # the parts that added up to what was sent (the note gives their sum)
-                lines.append(f"      (sent: {' + '.join(_txt(p, dtype) for p in parts)}; {hooked})")
-            else:  # one sender: the note already says what it sent
-                lines.append(f"      ({hooked})")
+        came = arrived.get(flow.node, [])
+        if len(flow.grad_in) > 1 or len({nr for nr, _g in came}) > 1:  # several outputs: one gradient each
+            lines.append(f"  {flow.node} {name}: gets {per_output(flow.grad_in, lambda g, d=dtype: _txt(g, d))}")
         else:
-            lines.append(f"  {flow.node} {name}: gets {_incoming(flow, parts, dtype)}")
+            parts = [g for _nr, g in came]
+            hooked = _hook_note(step, node, flow, parts, dtype)
+            if hooked:
+                lines.append(f"  {flow.node} {name}: gets {_txt(flow.grad_in[0], dtype)}")
+                if len(parts) > 1:  # the parts that added up to what was sent (the note gives their sum)
+                    lines.append(f"      (sent: {' + '.join(_txt(p, dtype) for p in parts)}; {hooked})")
+                else:  # one sender: the note already says what it sent
+                    lines.append(f"      ({hooked})")
+            else:
+                lines.append(f"  {flow.node} {name}: gets {_incoming(flow, parts, dtype)}")
         if node is None:
             continue
         if node.variable is not None:
@@ -73,7 +77,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         for i, edge in enumerate(node.inputs):
             got = flow.grad_out[i] if i < len(flow.grad_out) else None
             if edge is not None and got is not None:
-                arrived.setdefault(edge.node, []).append(got)
+                arrived.setdefault(edge.node, []).append((edge.output_nr, got))
     return lines
 
 

@@ -222,12 +222,18 @@ class _Builder:
         self.seed: GradValue | None = None  # set once known: what backward() starts from
         self.flow = [f for f in event.flow if f.node in step.nodes]
         self.filled: dict[str, Filled | None] = {}
+        #: node -> (sender, its input number, the gradient sent); gradients sent to another output of the
+        #: same node go in its own slot and never add up (``several`` notes the nodes where that happens)
         self.arrivals: dict[str, list[tuple[str, int, GradValue]]] = {}
+        self.several: set[str] = {f.node for f in self.flow if len(f.grad_in) > 1}
+        slots: dict[str, int] = {}
         for f in self.flow:
             for i, edge in enumerate(step.nodes[f.node].inputs):
                 g = self.value(f.grad_out[i] if i < len(f.grad_out) else None, edge.node if edge else None)
                 if edge is not None and g is not None:
                     self.arrivals.setdefault(edge.node, []).append((f.node, i, g))
+                    if slots.setdefault(edge.node, edge.output_nr) != edge.output_nr:
+                        self.several.add(edge.node)
 
     # ---------------------------------------------------------------- reading the record
     def _labels(self, root_name: str) -> dict[str, str]:
@@ -335,6 +341,8 @@ class _Builder:
         return out
 
     def _parts(self, nid: str, by_node: Mapping[str, Flow]) -> tuple[tuple[Part, ...], str | None]:
+        if nid in self.several:  # one gradient per output: nothing adds up (the step lists them)
+            return (), None
         parts = []
         for src, i, g in self.arrivals.get(nid, []):
             filled = self._fill(by_node[src])

@@ -1,0 +1,68 @@
+"""A node of several outputs gets one gradient per output; they do not add up.
+
+``for v in x:`` unbinds ``x`` once: UnbindBackward0 has one output per ``v``, and the reverse pass
+hands it one gradient for each. The reverse-pass text and ``explain()`` said "4 + 8 + 2 = 2 (paths
+meet and add up)". Every number checked comes from PyTorch in the test (a pre-hook on the node).
+"""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import torch
+
+import gradtrace
+from gradtrace.render.text import reverse_pass
+
+SOURCE = (
+    "import torch\n"
+    "x = torch.tensor([1.0, 4.0, 2.0], requires_grad=True)\n"
+    "total = 0\n"
+    "for v in x:\n"
+    "    total = total + v ** 2\n"
+    "total.backward()\n"
+)
+
+
+def _per_output() -> list[float]:
+    """What PyTorch hands UnbindBackward0 for each of its outputs."""
+    x = torch.tensor([1.0, 4.0, 2.0], requires_grad=True)
+    parts = x.unbind(0)
+    seen: list[list[float]] = []
+    parts[0].grad_fn.register_prehook(lambda grads: seen.append([float(g) for g in grads]))
+    total = 0
+    for v in parts:
+        total = total + v ** 2
+    total.backward()
+    (got,) = seen
+    return got
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else str(v)
+
+
+def test_the_reverse_pass_says_one_gradient_per_output() -> None:
+    want = _per_output()
+    trace = gradtrace.trace_code(SOURCE, {})
+    step = next(s for s in trace.steps if s.events_of("backward"))
+    lines = reverse_pass(step)
+    (line,) = [ln for ln in lines if "UnbindBackward0" in ln]
+    assert "add up" not in line, line
+    for i, g in enumerate(want):
+        assert f"output {i}: {_num(g)}" in line, line
+
+
+def test_explain_says_one_gradient_per_output() -> None:
+    want = _per_output()
+    ns: dict = {}
+    with redirect_stdout(io.StringIO()):
+        exec(SOURCE.replace("total.backward()\n", ""), ns)
+    text = str(gradtrace.explain(ns["total"]))
+    block = text[text.index("UnbindBackward0"):]
+    block = block[:block.index("AccumulateGrad")]
+    assert "add up" not in block and "paths meet" not in block, block
+    for i, g in enumerate(want):
+        assert f"output {i}: {_num(g)}" in block, block
+    assert ns["x"].grad.tolist() == want  # (the pass itself: x.grad is the per-output gradients, stacked)
