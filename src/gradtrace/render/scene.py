@@ -210,6 +210,7 @@ def tensor_rows(step: Step, tid: str, kind: str, title: str = "", limit: int = L
         Row("grad " + fit(summary_text(t.grad), limit - 5), grad_cls),
         Row(fit(f"{t.dtype} {shape_text(t.shape)}" if t.layout == "strided" else
                 f"{t.dtype} {t.layout} {shape_text(t.shape)}", limit)),
+        *([Row(fit(f"view of {t.base}", limit), "view")] if t.base is not None else []),
     ]
 
 
