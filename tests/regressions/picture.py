@@ -115,6 +115,8 @@ def _tensor_box(step: Step, t: TensorInfo, box: Box) -> None:
     assert data.startswith("data ") and grad.startswith("grad "), f"{where}: rows {data!r}, {grad!r}"
     _shown(data[5:], clean(t.value.text), where)
     _shown(grad[5:], "-" if t.grad is None else clean(t.grad.text), where)
+    views = [r.text for r in box.rows if r.text.startswith("view of ")]  # said exactly for a view, of its base
+    assert views == ([] if t.base is None else [f"view of {t.base}"]), f"{where}: says {views}, base {t.base}"
 
 
 def check_scene(step: Step, sc: Scene) -> None:
