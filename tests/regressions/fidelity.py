@@ -733,6 +733,12 @@ def check_views(step: Step, moment: Moment, where: str) -> None:
     """A tensor said to change "through" another shares its memory with it."""
     by_tid: dict[str, Seen] = {step.bindings[n]: seen for n, seen in moment.names.items()}
     for e in step.events:
+        if e.kind == "untracked":  # "made by detach(): shares memory with" is said only of memory it shares
+            a, b = by_tid.get(e.tensor), by_tid.get(e.shares_with or "")  # type: ignore[attr-defined]
+            if a is not None and b is not None and a.storage is not None:
+                assert a.storage == b.storage, \
+                    f"{where}: {e.tensor} is said to share memory with {e.shares_with}, it does not"  # type: ignore
+            continue
         if e.kind != "mutate" or e.via is None:  # type: ignore[attr-defined]
             continue
         a, b = by_tid.get(e.tensor), by_tid.get(e.via)  # type: ignore[attr-defined]
