@@ -66,3 +66,32 @@ def test_explain_says_one_gradient_per_output() -> None:
     for i, g in enumerate(want):
         assert f"output {i}: {_num(g)}" in block, block
     assert ns["x"].grad.tolist() == want  # (the pass itself: x.grad is the per-output gradients, stacked)
+
+
+HOOKED = (
+    "import torch\n"
+    "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+    "h = w * 3\n"
+    "a, b = h.unbind(0)\n"
+    "loss = a * b + a\n"
+    "loss.backward()\n"
+)
+
+
+def test_an_output_two_paths_reach_shows_its_sum() -> None:
+    # output 0 (a) gets a gradient from both terms of a * b + a; output 1 (b) from one
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = (w * 3).unbind(0)
+    (from_product,) = torch.autograd.grad(a * b, a, retain_graph=True)
+    (from_sum,) = torch.autograd.grad(a + 0 * b, a, retain_graph=True)
+    seen: list[list[float]] = []
+    a.grad_fn.register_prehook(lambda grads: seen.append([float(g) for g in grads]))
+    (a * b + a).backward()
+    ((first, second),) = seen
+    trace = gradtrace.trace_code(HOOKED, {})
+    step = next(s for s in trace.steps if s.events_of("backward"))
+    (line,) = [ln for ln in reverse_pass(step) if "UnbindBackward0: gets" in ln]
+    parts = sorted([_num(float(from_product)), _num(float(from_sum))])
+    said = line.split("output 0: ")[1].split(";")[0]
+    assert said.endswith(f" = {_num(first)}") and sorted(said.split(" = ")[0].split(" + ")) == parts, line
+    assert line.endswith(f"output 1: {_num(second)}"), line

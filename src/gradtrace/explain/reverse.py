@@ -52,7 +52,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         name = node.name if node is not None else "?"
         came = arrived.get(flow.node, [])
         if len(flow.grad_in) > 1 or len({nr for nr, _g in came}) > 1:  # several outputs: one gradient each
-            lines.append(f"  {flow.node} {name}: gets {per_output(flow.grad_in, lambda g, d=dtype: _txt(g, d))}")
+            lines.append(f"  {flow.node} {name}: gets {_per_output(flow, came, dtype)}")
         else:
             parts = [g for _nr, g in came]
             hooked = _hook_note(step, node, flow, parts, dtype)
@@ -92,6 +92,27 @@ def _incoming(flow: Flow, parts: list[Summary], dtype: str) -> str:
     if len(parts) > 1:
         return " + ".join(_txt(p, dtype) for p in parts) + f" = {text}   (paths meet and add up)"
     return text
+
+
+def _per_output(flow: Flow, came: list[tuple[int, Summary]], dtype: str) -> str:
+    """A node of several outputs: what each output got, with the gradients that added up into it."""
+    by_output: dict[int, list[Summary]] = {}
+    for nr, g in came:
+        by_output.setdefault(nr, []).append(g)
+
+    def one(nr: int, got: Summary) -> str:
+        text = _txt(got, dtype)
+        parts = by_output.get(nr, [])
+        if len(parts) < 2 or got.values is None or any(p.values is None for p in parts):
+            return text
+        total = Arr.of(parts[0].values, dtype)  # the sum as the engine adds it, one addition at a time
+        for p in parts[1:]:
+            total = total + Arr.of(p.values, dtype)
+        if not _same(total.tolist(), got.values):  # a hook on that output changed it: the figure that arrived
+            return text
+        return " + ".join(_txt(p, dtype) for p in parts) + f" = {text}"
+
+    return per_output([None if g is None else one(nr, g) for nr, g in enumerate(flow.grad_in)], str)
 
 
 def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summary], dtype: str) -> str:
