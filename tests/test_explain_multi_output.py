@@ -95,3 +95,22 @@ def test_an_output_two_paths_reach_shows_its_sum() -> None:
     said = line.split("output 0: ")[1].split(";")[0]
     assert said.endswith(f" = {_num(first)}") and sorted(said.split(" = ")[0].split(" + ")) == parts, line
     assert line.endswith(f"output 1: {_num(second)}"), line
+
+
+def test_gradients_sent_into_a_node_of_several_outputs_name_the_output() -> None:
+    # a * b + a with a, b, c = x.unbind(0): into n1 go gradients for a (output 0) and b (output 1);
+    # each line said "→ n1 (a)", b's too
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a, b, _c = x.unbind(0)
+    nr = {"a": a.output_nr, "b": b.output_nr}
+    (to_a, to_b) = torch.autograd.grad(a * b, (a, b))
+    ns: dict = {}
+    exec("import torch\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\na, b, c = x.unbind(0)\n"
+         "y = a * b + a\n", ns)
+    text = str(gradtrace.explain(ns["y"]))
+    mul = text[text.index("MulBackward0"):]
+    mul = mul[:mul.index("UnbindBackward0")]
+    assert f"(output {nr['a']}): 1 · {_num(float(b))} = {_num(float(to_a))}" in mul, mul
+    assert f"(output {nr['b']}): 1 · {_num(float(a))} = {_num(float(to_b))}" in mul, mul
+    title = [ln for ln in text.splitlines() if "UnbindBackward0 (" in ln]
+    assert title and all(f"['{n}']" in title[0] for n in "abc"), title  # all its outputs' names (here ns['a'], ...)

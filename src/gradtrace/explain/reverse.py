@@ -14,6 +14,8 @@ it cannot be, the recorded gradient is shown as it is.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import fmt_values, per_output, same_values
@@ -45,6 +47,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
     stopped = f" (the statement stopped with {raised} after the last of them)" if raised else ""
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them{stopped}:"]
     arrived: dict[str, list[tuple[int, Summary]]] = {}  # node -> (which of its outputs, the gradient sent to it)
+    several = _several_outputs(step, event)
     dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:
         dtype = dtype_of(flow.node)
@@ -69,7 +72,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         if node.variable is not None:
             lines.append(f"      {_leaf_line(step, event, node, flow, dtype)}")
             continue
-        for text in _sends(node, flow, dtype):
+        for text in _sends(node, flow, dtype, several):
             lines.append(f"      sends {text}")
         retained = _retained(step, event, node, dtype)
         if retained:
@@ -150,7 +153,19 @@ def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
     return ""
 
 
-def _sends(node: NodeInfo, flow: Flow, dtype: str) -> list[str]:
+def _several_outputs(step: Step, event: Backward) -> set[str]:
+    """The nodes of this pass with several outputs: handed several gradients, or reached at two outputs."""
+    out = {f.node for f in event.flow if len(f.grad_in) > 1}
+    slot: dict[str, int] = {}
+    for f in event.flow:
+        node = step.nodes.get(f.node)
+        for edge in node.inputs if node is not None else ():
+            if edge is not None and slot.setdefault(edge.node, edge.output_nr) != edge.output_nr:
+                out.add(edge.node)
+    return out
+
+
+def _sends(node: NodeInfo, flow: Flow, dtype: str, several: AbstractSet[str] = frozenset()) -> list[str]:
     grad = flow.grad_in[0] if flow.grad_in else None
     sent = tuple(None if s is None else s.values for s in flow.grad_out)
     shapes = tuple(_shape_of(s) for s in flow.grad_out)  # a broadcast input's gradient is summed back to its shape
@@ -161,10 +176,11 @@ def _sends(node: NodeInfo, flow: Flow, dtype: str) -> list[str]:
             continue
         got = flow.grad_out[i] if i < len(flow.grad_out) else None
         part = filled.part(i) if filled is not None else None
+        to = f"{edge.node} (output {edge.output_nr})" if edge.node in several else edge.node
         if part is not None and got is not None and _same(part.values, got.values):
-            out.append(f"to {edge.node}: {part.text}")
+            out.append(f"to {to}: {part.text}")
         elif got is not None:
-            out.append(f"to {edge.node}: {_txt(got, dtype)}")
+            out.append(f"to {to}: {_txt(got, dtype)}")
     return out
 
 

@@ -239,10 +239,14 @@ class _Builder:
     def _labels(self, root_name: str) -> dict[str, str]:
         step = self.step
         labels: dict[str, str] = {}
+        made: dict[str, set[str]] = {}  # node -> the named tensors it is the grad_fn of
         for name, tid in step.bindings.items():
             info = step.tensors.get(tid)
             if info is not None and info.grad_fn is not None:
-                labels.setdefault(info.grad_fn, name)
+                if tid not in made.setdefault(info.grad_fn, set()):
+                    made[info.grad_fn].add(tid)
+                    # a node of several outputs goes by the names of all those shown (``a, b``), not the first
+                    labels[info.grad_fn] = f"{labels[info.grad_fn]}, {name}" if info.grad_fn in labels else name
         for nid, node in step.nodes.items():
             if node.variable is not None:
                 names = step.names_of(node.variable)
@@ -374,7 +378,9 @@ class _Builder:
             g = self.value(f.grad_out[i] if i < len(f.grad_out) else None, edge.node)
             piece = filled.part(i) if filled else None
             matches = None if piece is None or g is None or g.values is None else same_values(piece.values, g.values)
-            outputs.append(Output(i, edge.node, self.labels.get(edge.node, ""), g,
+            # (into a node of several outputs, the output it goes to: each output is a tensor of its own)
+            target = f"output {edge.output_nr}" if edge.node in self.several else self.labels.get(edge.node, "")
+            outputs.append(Output(i, edge.node, target, g,
                                   piece.text if piece else None, matches))
         rule = "; ".join(r.local for r in formula.rules) if formula else no_formula_text(node.name)
         note = filled.note if filled is not None else None
