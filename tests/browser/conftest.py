@@ -52,16 +52,16 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def stepper(browser: Any, tmp_path: Path) -> Iterator[Any]:
-    """Open a film's standalone page at 1280x720: ``stepper(film)`` returns the page."""
+    """Open a film's standalone page at 1280x720 (or ``view``): ``stepper(film)`` returns the page."""
     opened = []
 
-    def open_page(film: dict[str, Any], **options: Any) -> Any:
+    def open_page(film: dict[str, Any], view: dict[str, int] = VIEW, **options: Any) -> Any:
         from gradtrace.render.html import film_html
 
         path = tmp_path / f"page{len(opened)}.html"
         path.write_text(film_html(film), encoding="utf-8")
         context, page, guard = new_page(browser, **options)
-        page.set_viewport_size(VIEW)
+        page.set_viewport_size(view)
         opened.append((context, guard))
         page.goto(path.as_uri())
         page.locator(".gt-root svg").first.wait_for()

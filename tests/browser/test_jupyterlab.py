@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import torch
 from lab import Lab, lesson01_facts, new_page, open_notebook, run_all
+from test_stepper_page import FLOOR, TEXT_PX
 
 NOTEBOOK = "forum_whatif1.ipynb"
 
@@ -279,7 +280,8 @@ def lesson01(lab: Lab, browser: Any, artifacts: Path) -> Any:
 
 
 def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Path) -> None:
-    """At 1280x720 the picture and the "5292 + 84 = 5376" line are on screen together, graph text >= 12 px."""
+    """At 1280x720 the picture and the "5292 + 84 = 5376" line are on screen together, graph text no smaller
+    than the default zoom's floor makes it (12 px at 100%)."""
     page = lesson01
     facts = lesson01_facts()
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
@@ -294,9 +296,10 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
     assert got["inside"], got
     assert got["graphTop"] >= got["top"] - 0.5 and got["lineBottom"] <= got["bottom"] + 0.5, got
     assert got["graphTop"] < got["bottom"] - 150, got  # a good part of the picture shows, not just its edge
-    small = root.evaluate("""r => [...r.querySelectorAll('.gt-graph svg text')]
+    small = root.evaluate("""(r, min) => [...r.querySelectorAll('.gt-graph svg text')]
       .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim())
-      .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a).filter(px => px < 11.99)""")
+      .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a).filter(px => px < min)""",
+                        TEXT_PX * FLOOR - 0.01)
     assert small == []
     page.screenshot(path=str(artifacts / "jupyterlab-lesson01-backward.png"))
     # every step: the picture and "what this step did" on screen together
@@ -307,6 +310,49 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
         got = page.evaluate(BOTH_IN_VIEW_JS, [root.locator(".gt-graph").element_handle(), event.element_handle()])
         assert got["graphTop"] >= got["top"] - 0.5 and got["lineBottom"] <= got["bottom"] + 0.5, (i, got)
         page.keyboard.press("ArrowRight")
+
+
+# The widget's picture box, its drawing's own size and size on screen, the zoom read-out, and the boxes (hidden
+# ones too) outside the box's visible part.
+FITTED_JS = """(root) => {
+  const graph = root.querySelector('.gt-graph'), svg = graph.querySelector('svg');
+  const g = graph.getBoundingClientRect(), cs = getComputedStyle(graph);
+  const left = g.left + parseFloat(cs.borderLeftWidth), top = g.top + parseFloat(cs.borderTopWidth);
+  const view = {left, top, right: left + graph.clientWidth, bottom: top + graph.clientHeight};
+  const outside = [...svg.querySelectorAll('g.node')].map(n => [n.id, n.getBoundingClientRect()])
+    .filter(([, r]) => r.left < view.left - 0.5 || r.right > view.right + 0.5 || r.top < view.top - 0.5
+      || r.bottom > view.bottom + 0.5).map(([id]) => id);
+  return {outside, width: graph.offsetWidth, drawing: svg.viewBox.baseVal.width,
+    shown: svg.getBoundingClientRect().width,
+    level: parseInt(root.querySelector('.gt-zoomlevel').textContent, 10)};
+}"""
+
+
+def test_the_widget_fits_its_picture(lesson01: Any) -> None:
+    """Lesson 01's picture is wider than the widget's picture box: it is shrunk to fit, every box in view, at every
+    step; a zoom chosen with + stays across steps, and 0 fits again."""
+    page = lesson01
+    root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
+    root.locator(".gt-status").click()
+    page.keyboard.press("Home")
+    got = root.evaluate(FITTED_JS)
+    assert got["drawing"] + 16 > got["width"], got  # wider than its box at 100%: the case this is about
+    assert FLOOR * 100 - 0.5 <= got["level"] < 100 and got["outside"] == [], got
+    assert abs(got["shown"] / got["drawing"] * 100 - got["level"]) < 0.6, got
+    for i in range(int(root.locator(".gt-steplist option").count())):
+        page.wait_for_function(f"(r) => r.dataset.step === '{i}'", arg=root.element_handle())
+        now = root.evaluate(FITTED_JS)
+        assert now["outside"] == [] and now["level"] == got["level"], (i, now)
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("+")
+    page.keyboard.press("Home")
+    chosen = root.evaluate(FITTED_JS)
+    assert chosen["level"] > got["level"], chosen
+    page.keyboard.press("End")
+    assert root.evaluate(FITTED_JS)["level"] == chosen["level"]
+    page.keyboard.press("0")
+    assert root.evaluate(FITTED_JS)["outside"] == []
+    page.keyboard.press("Home")
 
 
 def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:

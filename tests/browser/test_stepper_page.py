@@ -27,6 +27,13 @@ from gradtrace.render.text import step_text
 
 ROOT = Path(__file__).resolve().parents[2]
 VIEW = {"width": 1280, "height": 720}
+# the least zoom stepper.js shrinks a picture to by default, and the graph text's CSS px at 100% (render/dot.py):
+# graph text is never drawn smaller than their product unless the user zooms out
+_FLOOR = re.search(r"^export const AUTO_FLOOR = ([0-9.]+);$",
+                   (ROOT / "src/gradtrace/render/static/stepper.js").read_text(encoding="utf-8"), re.M)
+assert _FLOOR is not None
+FLOOR = float(_FLOOR[1])
+TEXT_PX = 12.0
 
 
 def lesson_cells(name: str) -> list[str]:
@@ -113,10 +120,10 @@ INSIDE_JS = """(el) => {
   return ok;
 }"""
 
-SMALL_TEXT_JS = """() => [...document.querySelectorAll('.gt-graph svg text')]
+SMALL_TEXT_JS = f"""() => [...document.querySelectorAll('.gt-graph svg text')]
   .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim() && t.getBBox().width > 0)
-  .map(t => ({text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a}))
-  .filter(t => t.px < 11.99)"""
+  .map(t => ({{text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a}}))
+  .filter(t => t.px < {TEXT_PX * FLOOR - 0.01})"""
 
 
 def svg_text(page: Any, selector: str) -> str:
@@ -157,12 +164,14 @@ def test_lesson01_backward_line_in_view(stepper: Any, artifacts: Path) -> None:
     page.screenshot(path=str(artifacts / "page-lesson01-backward.png"))
 
 
-def test_wide_graph_scrolls_instead_of_shrinking(stepper: Any) -> None:
+def test_wide_graph_scrolls_below_the_floor(stepper: Any) -> None:
+    """Too wide to fit at the legibility floor: shrunk to the floor, not further, and scrolled."""
     code = ("net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.Tanh(),"
             " torch.nn.Linear(8, 3))\nx = torch.randn(5, 4)\nloss = net(x).pow(2).mean()\nloss.backward()\n")
     page = stepper(make_film(traced(code)))
     page.keyboard.press("End")
     assert page.evaluate(SMALL_TEXT_JS) == []
+    assert page.locator(".gt-zoomlevel").inner_text() == f"{round(FLOOR * 100)}%"
     assert visible(page, ".gt-graph")
     graph = page.locator(".gt-graph")
     wide = graph.evaluate("g => g.scrollWidth > g.clientWidth")

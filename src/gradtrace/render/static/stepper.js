@@ -1004,34 +1004,79 @@ function keyAction(key, s) {
 
 // ------------------------------------------------------------------ zoom, presenter mode, play, save
 
+// The least zoom a picture is shrunk to by default: its 12 px text (Graphviz's fontsize 12, Courier) is drawn at
+// 7.2 px, which a 1024x768 projector still shows as readable letters and digits; below it the picture keeps
+// this zoom and scrolls. The fit button (0) and presenter mode go further.
+export const AUTO_FLOOR = 0.6;
+
 // Zoom and presenter mode of one stepper (`picture()` is the picture shown, `redraw()` draws the step again).
+// The zoom has a mode: "auto" (the default: a picture wider or taller than its box is shrunk to fit it, never
+// below AUTO_FLOOR nor above 100%), "fit" (the fit button or 0: fitted, 25% to 400%) and "user" (+ and -: as
+// set). "auto" and "fit" fit again when the picture (a sheet) or the box changes; "user" stays as set.
+// Presenter mode fits on entering and gives back the mode and zoom of before when left.
 function viewControl(v, picture, redraw) {
   const { root, graph } = v;
   const doc = root.ownerDocument;
-  const s = { zoom: 1, present: false };
+  const win = doc.defaultView;
+  const s = { zoom: 1, present: false, mode: "auto", before: null, refits: 0 };
+  const said = { auto: "fitted to the space, no smaller than " + Math.round(AUTO_FLOOR * 100) + "% (+ or - to choose)",
+    fit: "fitted to the space (0)", user: "as chosen with + and - (0 fits)" };
 
   function apply() {
     picture().zoom(s.zoom);
     v.zoom.level.textContent = `${Math.round(s.zoom * 100)}%`;
+    v.zoom.level.title = `zoom ${Math.round(s.zoom * 100)}%: ${s.present ? "presenter mode" : said[s.mode]}`;
+    v.zoom.level.dataset.mode = s.present ? "present" : s.mode;
   }
 
-  function fit(atLeast) {
+  // The space the picture may take: the box's width and the height it may grow to (its max-height; in presenter
+  // mode the height it is given), so that the answer depends neither on the picture's zoom nor on scroll bars.
+  function room() {
+    const cs = win.getComputedStyle(graph);
+    const px = (name) => parseFloat(cs.getPropertyValue(name)) || 0;
+    const max = parseFloat(cs.maxHeight);
+    const width = graph.offsetWidth - px("border-left-width") - px("border-right-width");
+    const height = Number.isFinite(max) ? max - px("border-top-width") - px("border-bottom-width") : graph.clientHeight;
+    return [width, height];
+  }
+
+  // The zoom that shows the whole picture in its box, between atLeast and atMost; null when the box is not laid out.
+  function fit(atLeast, atMost = 4) {
     const [w, hh] = picture().size;
-    if (!w || !hh) return 1;
-    const z = Math.min((graph.clientWidth - 16) / w, (graph.clientHeight - 16) / hh);
-    return Math.min(4, Math.max(atLeast, Number.isFinite(z) && z > 0 ? z : 1));
+    const [width, height] = room();
+    if (!w || !hh || width <= 16 || height <= 16) return null;
+    const z = Math.floor(Math.min((width - 16) / w, (height - 16) / hh) * 100) / 100; // the read-out is exact
+    return Math.min(atMost, Math.max(atLeast, z));
+  }
+
+  // Fit again in the "auto" and "fit" modes; true when the zoom changed.
+  function refit() {
+    if (s.present || s.mode === "user") return false;
+    const z = s.mode === "fit" ? fit(0.25) : fit(AUTO_FLOOR, 1);
+    if (z === null || z === s.zoom) return false;
+    s.zoom = z;
+    s.refits += 1;
+    apply();
+    return true;
   }
 
   function zoomBy(d) {
-    if (d === 0) s.zoom = fit(0.25);
-    else s.zoom = Math.min(4, Math.max(0.25, Math.round(s.zoom * (d > 0 ? 1.25 : 0.8) * 100) / 100));
+    if (d === 0) {
+      s.mode = "fit";
+      s.zoom = fit(0.25) || 1;
+    } else {
+      s.mode = "user";
+      s.zoom = Math.min(4, Math.max(0.25, Math.round(s.zoom * (d > 0 ? 1.25 : 0.8) * 100) / 100));
+    }
     apply();
     redraw();
   }
 
   // Full screen with large type; where full screen is refused (no user gesture, an iframe) the page-filling view stays.
   function present(force) {
+    const was = s.present;
     s.present = force === undefined ? !s.present : force;
+    if (s.present && !was) s.before = { mode: s.mode, zoom: s.zoom };
     root.classList.toggle("gt-present", s.present);
     if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
       root.requestFullscreen().catch(() => {});
@@ -1039,9 +1084,14 @@ function viewControl(v, picture, redraw) {
       doc.exitFullscreen().catch(() => {});
     }
     requestAnimationFrame(() => {
-      s.zoom = s.present ? fit(1) : 1;
+      if (s.present) s.zoom = fit(1) || 1;
+      else if (s.before) {
+        s.mode = s.before.mode;
+        s.zoom = s.before.zoom;
+        s.before = null;
+      }
       apply();
-      redraw();
+      redraw(); // which fits again, in the "auto" and "fit" modes, for the box left
     });
     root.focus({ preventScroll: true });
   }
@@ -1050,14 +1100,32 @@ function viewControl(v, picture, redraw) {
     if (s.present && !doc.fullscreenElement) present(false);
   };
   doc.addEventListener("fullscreenchange", onFullscreen);
+  // a window or a notebook column resized (or the box shown again after the text view): fit again, once a frame
+  let pending = false;
+  const onResize = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      if (root.isConnected && refit()) redraw();
+    });
+  };
+  win.addEventListener("resize", onResize);
+  const observer = typeof win.ResizeObserver === "function" ? new win.ResizeObserver(onResize) : null;
+  if (observer) observer.observe(graph);
   return {
-    apply, zoomBy, present,
+    apply, zoomBy, present, refit,
     get presenting() {
       return s.present;
+    },
+    get refits() {
+      return s.refits;
     },
     destroy() {
       if (s.present) present(false);
       doc.removeEventListener("fullscreenchange", onFullscreen);
+      win.removeEventListener("resize", onResize);
+      if (observer) observer.disconnect();
     },
   };
 }
@@ -1503,24 +1571,33 @@ export function mount(el, film, options = {}) {
     const events = failed ? step.events.filter((e) => !e.includes(film.error)) : step.events;
     v.what.show({ events, explanation: failed ? errorWords(film, step) : step.explanation || null,
       warnings: warningsOf(film, step, state.pos === n - 1) });
+    view.refit(); // by default a picture wider than its box is shrunk to fit (see viewControl)
     renderDetails(step);
     reveal();
   }
 
   // A picture wider (or taller) than its box scrolls to what the step is about (what it made, moved,
-  // changed, the node the reverse pass is at, what backward() changed), once per step, walk or view.
+  // changed, the node the reverse pass is at, what backward() changed), once per step, walk or view. Once the
+  // zoom was fitted again (on opening, a new sheet, a resize) a step that marks nothing shows the top left of
+  // what the picture shows.
   let revealed = null;
+  let placed = 0;
   function reveal() {
-    const key = `${state.pos}:${state.sub}:${state.diff}:${state.before}:${view.presenting}`;
+    const key = `${state.pos}:${state.sub}:${state.diff}:${state.before}:${view.presenting}:${view.refits}`;
     if (key === revealed || !picture.svg) return;
     revealed = key;
+    const refitted = view.refits !== placed;
+    placed = view.refits;
     const about = state.sub >= 0 ? FOCUS.walk : state.diff ? FOCUS.diff : FOCUS.step;
-    const focus = Array.from(picture.svg.querySelectorAll(about)).filter((g) => !g.classList.contains("gt-hidden"));
+    const shown = (g) => !g.classList.contains("gt-hidden");
+    let focus = Array.from(picture.svg.querySelectorAll(about)).filter(shown);
     const sub = state.sub >= 0 ? flowOf(steps[state.pos])[state.sub] : null;
     for (const id of Object.keys((sub && sub.grads) || {})) { // the .grad this node of the reverse pass fills in
       const item = picture.items.get(id);
       if (item && !item.g.classList.contains("gt-hidden")) focus.push(item.g);
     }
+    const start = !focus.length && refitted;
+    if (start) focus = Array.from(picture.svg.querySelectorAll("g.node")).filter(shown);
     const box = graph.getBoundingClientRect();
     if (!focus.length || !box.width) return;
     const rects = focus.map((g) => g.getBoundingClientRect());
@@ -1529,8 +1606,10 @@ export function mount(el, film, options = {}) {
     const inner = { left: box.left + 4, right: box.left + graph.clientWidth - 4, top: box.top + 4,
       bottom: box.top + graph.clientHeight - 4 };
     // the least scroll that shows all of it; when it is wider than the box, its middle in the box's middle
+    // (what the picture shows, with nothing marked: its top left)
     const shift = (lo, hi, from, to) =>
-      hi - lo > to - from ? (lo + hi) / 2 - (from + to) / 2 : lo < from ? lo - from : hi > to ? hi - to : 0;
+      hi - lo > to - from ? (start ? lo - from : (lo + hi) / 2 - (from + to) / 2)
+        : lo < from ? lo - from : hi > to ? hi - to : 0;
     const dx = shift(want.left, want.right, inner.left, inner.right);
     const dy = shift(want.top, want.bottom, inner.top, inner.bottom);
     if (dx || dy) graph.scrollBy({ left: dx, top: dy, behavior: "instant" });
