@@ -34,7 +34,11 @@ def test_base_and_view_are_named_for_what_they_are():
     t = trace.last.bindings
     on_view = _said(trace, 5)  # v.mul_(10) changes y through its view v
     assert f"through its view {t['v']}" in on_view[t["y"]]
-    on_base = _said(trace, 6)  # y[0] = 7. bumps v through its base y
-    assert f"through its base {t['y']}" in on_base[t["v"]]
+    on_base = _said(trace, 6)  # y[0] = 7. bumps v's version through its base y; v's own values stay
+    assert f"its base {t['y']}" in on_base[t["v"]]
     assert "through view" not in on_base[t["v"]]
-    assert f"through its base {t['y']}" in trace.to_text()
+    v.mul_(10)
+    kept = v.clone()
+    y[0] = 7.0
+    assert torch.equal(v, kept) and "keeps its values" in on_base[t["v"]]  # PyTorch: v's values stay
+    assert f"its base {t['y']}" in trace.to_text()

@@ -197,6 +197,7 @@ class Mutate:
     ``stale`` lists ``(node, saved name)`` pairs whose saved value the change
     made stale. ``via`` names the tensor the in-place call was made on when this one
     changed along with it (a base through its view, a view or a detached alias through its base).
+    ``values_kept``: such a tensor's version moved but its values did not.
     """
 
     tensor: str
@@ -207,6 +208,9 @@ class Mutate:
     stale: tuple[tuple[str, str], ...] = ()
     via: str | None = None
     op: str = ""
+    #: changed along with ``via`` by the version counter only: its own values are the same as before
+    #: (a view beside the one written, as ``q`` of ``p, q = t`` after ``p += 1``)
+    values_kept: bool = False
     kind: str = field(default="mutate", init=False)
 
     @property

@@ -639,12 +639,22 @@ def _mutate_words(e: Mutate, step: Step) -> str:
     who = f"{e.tensor} ({', '.join(names)})" if names else e.tensor
     view = e.via is not None and shares_view(step, e.tensor, e.via)
     by = f" by {e.op}" if e.op and (e.via is None or view) else ""
-    text = f"Mutation: tensor object {who} changed in place{by}: version {e.version_before} → {e.version_after}"
+    if e.op in ("requires_grad_", "detach_") and e.version_before == e.version_after and e.via is None:
+        flag = "its grad_fn dropped" if e.op == "detach_" else "its requires_grad flag set"
+        return (f"Mutation: tensor object {who} had {flag} in place by {e.op}; its values and version "
+                f"{e.version_after} are unchanged.")
+    if e.values_kept:
+        text = (f"Mutation: tensor object {who} keeps its values, but its version moved with {e.via}'s "
+                f"(they share a version counter): version {e.version_before} → {e.version_after}")
+    else:
+        text = f"Mutation: tensor object {who} changed in place{by}: version {e.version_before} → {e.version_after}"
     if e.grad_fn_before != e.grad_fn_after:
         before = _node_name(step, e.grad_fn_before) if e.grad_fn_before else "None"
         after = _node_name(step, e.grad_fn_after) if e.grad_fn_after else "None"
         text += f", grad_fn {before} → {after}"
-    if view:
+    if e.values_kept:
+        pass
+    elif view:
         text += f" (changed through the view {e.via})"
     elif e.via is not None:
         text += f" (written in the same statement as the in-place change of {e.via})"

@@ -261,7 +261,8 @@ def _event(d: dict[str, Any]) -> Event:
                       d.get("held_elsewhere", False))
     if kind == "mutate":
         return Mutate(d["tensor"], d["version_before"], d["version_after"], d["grad_fn_before"], d["grad_fn_after"],
-                      _pairs(d.get("stale", [])), d.get("via"), d.get("op", ""))
+                      _pairs(d.get("stale", [])), d.get("via"), d.get("op", ""),
+                      d.get("values_kept", False))
     if kind == "backward":
         flow = tuple(Flow(f["node"], tuple(_summary(g) for g in f["grad_in"]),
                           tuple(_summary(g) for g in f["grad_out"])) for f in d.get("flow", []))

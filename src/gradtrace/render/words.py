@@ -181,13 +181,34 @@ def _tensor_kind(step: Step, tensor_id: str) -> str:
     return tensor_id if info is None else f"{tensor_id} ({info.kind})"
 
 
+#: in-place calls that set a flag, not values: the version counter stays
+_FLAG_OPS = ("requires_grad_", "detach_")
+
+
+def _flag(step: Step, e: Mutate) -> str:
+    """A flag set in place (``requires_grad_``, ``detach_``): what moved, and that values and version stay."""
+    kept = f"its values and version {e.version_after} unchanged"
+    if e.op == "detach_":
+        return (f"{tensor_ref(step, e.tensor)} detached in place by detach_: grad_fn {e.grad_fn_before or 'None'} → "
+                f"{e.grad_fn_after or 'None'}, {kept}")
+    info = step.tensors.get(e.tensor)
+    now = "now requires grad" if info is None or info.requires_grad else "no longer requires grad"
+    return f"{tensor_ref(step, e.tensor)} {now} (requires_grad_ sets a flag), {kept}"
+
+
 def _mutate(step: Step, e: Mutate) -> str:
     if e.unseen:
         return (f"{tensor_ref(step, e.tensor)} has new values but the same version {e.version_after}: "
                 f"{_unseen_how(step.code)}, so values saved from it are not marked stale")
+    if e.op in _FLAG_OPS and e.version_before == e.version_after and not e.via:
+        return _flag(step, e)
     how = f" by {clean(e.op)}" if e.op else ""
-    text = (f"{tensor_ref(step, e.tensor)} changed in place{how}{_through(step, e)}: "
-            f"version {e.version_before} → {e.version_after}")
+    if e.values_kept:  # a view beside the one written: it shares the version counter, not the written elements
+        text = (f"{tensor_ref(step, e.tensor)} keeps its values, but shares a version counter with "
+                f"{_relation(step, e)}, written{how}: version {e.version_before} → {e.version_after}")
+    else:
+        text = (f"{tensor_ref(step, e.tensor)} changed in place{how}{_through(step, e)}: "
+                f"version {e.version_before} → {e.version_after}")
     if e.grad_fn_before != e.grad_fn_after:
         text += f", grad_fn {e.grad_fn_before or 'None'} → {e.grad_fn_after or 'None'}"
     for node_id, saved in e.stale:
@@ -214,16 +235,19 @@ def _unseen_how(code: str) -> str:
 
 def _through(step: Step, e: Mutate) -> str:
     """How the tensor the call was made on (``via``) relates to the one that changed along with it."""
-    if not e.via:
-        return ""
-    changed, called = step.tensors.get(e.tensor), step.tensors.get(e.via)
+    return f" through {_relation(step, e)}" if e.via else ""
+
+
+def _relation(step: Step, e: Mutate) -> str:
+    """``via`` as seen from the tensor that changed along with it: its base, its view, a sibling view."""
+    changed, called = step.tensors.get(e.tensor), step.tensors.get(e.via or "")
     if changed is not None and changed.base == e.via:
-        return f" through its base {e.via}"
+        return f"its base {e.via}"
     if called is not None and called.base == e.tensor:
-        return f" through its view {e.via}"
+        return f"its view {e.via}"
     if changed is not None and called is not None and changed.base and changed.base == called.base:
-        return f" through {e.via}, another view of the same base"
-    return f" through {e.via}, which shares its memory"
+        return f"{e.via}, another view of the same base"
+    return f"{e.via}, which shares its memory"
 
 
 #: how each backward call is written

@@ -11,6 +11,7 @@ torch here: the events of a step can be computed (and tested) from plain data.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..model import UNSEEN_WRITE, Bind, Event, Grad, GradChange, Mutate, Rebind, Summary, TensorInfo, Unbind
 
@@ -29,12 +30,13 @@ _new = object.__new__
 
 def make_mutate(tensor: str, version_before: int, version_after: int, grad_fn_before: str | None,
                 grad_fn_after: str | None, stale: tuple[tuple[str, str], ...] = (), via: str | None = None,
-                op: str = "") -> Mutate:
+                op: str = "", values_kept: bool = False) -> Mutate:
     """``Mutate(...)`` made without the frozen dataclass's per-field ``__setattr__`` (a step may make many):
     the same object the constructor makes (a test compares them). So are the two below."""
     event = _new(Mutate)
     event.__dict__.update(tensor=tensor, version_before=version_before, version_after=version_after,
-                          grad_fn_before=grad_fn_before, grad_fn_after=grad_fn_after, stale=stale, via=via, op=op)
+                          grad_fn_before=grad_fn_before, grad_fn_after=grad_fn_after, stale=stale, via=via, op=op,
+                          values_kept=values_kept)
     return event
 
 
@@ -134,6 +136,7 @@ def mutate_events(
                 stale(tid, v1),
                 via,
                 direct.get(tid, direct.get(via, "") if via else ""),
+                via is not None and _same_values(was, info),
             )
         )
     done = {tid for tid, _v0, _v1 in mutated}
@@ -155,6 +158,20 @@ def mutate_events(
             continue
         out.append(make_mutate(tid, was.version, now.version, was.grad_fn, now.grad_fn, op=unseen_op))
     return out
+
+
+def _same_values(was: TensorInfo | None, now: TensorInfo | None) -> bool:
+    """Both infos hold every element (a small tensor) and the elements are the same (NaN equal to NaN)."""
+    if was is None or now is None or was.value is None or now.value is None:
+        return False
+    a, b = was.value.values, now.value.values
+    return a is not None and b is not None and _equal(a, b)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b or (a != a and b != b))  # NaN == NaN here: an unchanged NaN is unchanged
 
 
 def grad_changes(touched: Iterable[str], before: _Infos, tensors: Mapping[str, TensorInfo]) -> list[GradChange]:
