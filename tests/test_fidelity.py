@@ -96,3 +96,35 @@ def _made_up_prediction(root: str):
     from gradtrace.model import Prediction
 
     return Prediction(root=root, node="n1", saved="self", tensor=None, saved_version=0, version=1, message="")
+
+
+def test_oracle_checks_what_a_step_says_changed_in_place() -> None:
+    # a view beside the one written keeps its values (its version moves with the shared counter), and a flag
+    # set in place moves no version: a step saying either "changed in place" fails, and so does one saying
+    # values were kept when they were not
+    import dataclasses
+
+    from gradtrace.model import Mutate
+    from regressions.fidelity import check_mutations
+
+    source = ("import torch\nbase = torch.zeros(4)\np, q = base.view(2, 2)\np += 1\n"
+              "c = torch.ones(2)\nc.requires_grad_()\n")
+    trace = check_fidelity(source)
+    watcher, _ = run_watched(source)
+    steps, moments = list(trace.steps), watcher.moments
+    for code, field, value in (("p += 1", "values_kept", False), ("p += 1", "tensor", None),
+                               ("c.requires_grad_()", "op", "")):
+        i = next(k for k, s in enumerate(steps) if s.code.strip() == code)
+        step = steps[i]
+        events = [e for e in step.events if isinstance(e, Mutate)]
+        target = next(e for e in events if e.values_kept) if field != "op" else events[0]
+        if field == "tensor":  # p, written directly, said to keep its values
+            target = dataclasses.replace(next(e for e in events if not e.values_kept and e.via is None),
+                                         values_kept=True, via=target.tensor)
+            wrong = dataclasses.replace(step, events=(*step.events, target))
+        else:
+            wrong = dataclasses.replace(step, events=tuple(dataclasses.replace(e, **{field: value})
+                                                           if e is target else e for e in step.events))
+        check_mutations(step, moments[i - 1], moments[i])
+        with pytest.raises(AssertionError):
+            check_mutations(wrong, moments[i - 1], moments[i])

@@ -41,7 +41,8 @@ import numpy as np
 import torch
 
 import gradtrace
-from gradtrace.model import STALE, Step, Trace
+from gradtrace.model import IN_OP_WRITE, STALE, Mutate, Step, Trace
+from gradtrace.render.words import event_words
 from gradtrace.tracer.graph import PACKED
 
 from .differential import Raised, assert_same_exception, attr, same_tensor, version
@@ -595,9 +596,12 @@ def check_steps(trace: Trace, watcher: Watcher) -> None:
         got = [(s.lineno, s.frame) for s in steps]
         want = [(m.lineno, m.frame) for m in moments]
         assert got == want, _first_difference(got, want, steps)
+    before: Moment | None = None
     for step, moment in zip(steps, moments, strict=False):
         assert (step.lineno, step.frame) == (moment.lineno, moment.frame)
         check_claims(step, moment)
+        check_mutations(step, before, moment)
+        before = moment
 
 
 def _first_difference(got: list[Any], want: list[Any], steps: list[Step]) -> str:
@@ -745,6 +749,38 @@ def check_views(step: Step, moment: Moment, where: str) -> None:
         if a is not None and b is not None and a.storage is not None:
             assert a.storage == b.storage, \
                 f"{where}: {e.tensor} is said to change through {e.via}, but they share no memory"  # type: ignore
+
+
+#: the largest tensor whose every element a step shows (a larger one is shown by its stats)
+SHOWN_WHOLE = 16
+
+
+def check_mutations(step: Step, before: Moment | None, moment: Moment) -> None:
+    """A tensor said to change in place had its version moved by the statement, and its values too when it
+    changed along with another (``via``); one said to keep its values kept them; a flag set in place
+    (``requires_grad_``, ``detach_``: no version bump) is not said to change in place."""
+    where = f"step {step.index} (line {step.lineno} {step.code!r})"
+    now_of = {step.bindings[n]: seen for n, seen in moment.names.items()}
+    was_of = {} if before is None else {seen.obj_id: seen for seen in before.names.values()}
+    for e in step.events:
+        if not isinstance(e, Mutate) or e.unseen or e.op == IN_OP_WRITE:
+            continue
+        said = event_words(step, e)
+        if e.version_before == e.version_after or e.values_kept:
+            assert "changed in place" not in said, f"{where}: {said!r}, but its version or values did not move"
+        now = now_of.get(e.tensor)
+        if now is None or now.version is None:
+            continue
+        assert e.version_after == now.version, f"{where}: {said!r}, PyTorch has version {now.version}"
+        was = was_of.get(now.obj_id)
+        if was is None or was.version != e.version_before or was.value.shape != now.value.shape \
+                or was.value.numel() > SHOWN_WHOLE:
+            continue
+        same = same_tensor(was.value, now.value)
+        if e.values_kept:
+            assert same, f"{where}: {said!r}, but its values went from {was.value} to {now.value}"
+        elif e.via is not None:
+            assert not same, f"{where}: {said!r}, but its values stayed {now.value}"
 
 
 def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None) -> None:
