@@ -104,8 +104,9 @@ def test_oracle_checks_what_a_step_says_changed_in_place() -> None:
     # values were kept when they were not
     import dataclasses
 
-    from gradtrace.model import Mutate
     from regressions.fidelity import check_mutations
+
+    from gradtrace.model import Mutate
 
     source = ("import torch\nbase = torch.zeros(4)\np, q = base.view(2, 2)\np += 1\n"
               "c = torch.ones(2)\nc.requires_grad_()\n")
