@@ -7,6 +7,7 @@ expected figure comes from PyTorch in the test.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import gradtrace
@@ -14,6 +15,7 @@ from gradtrace.model import Mutate, Step
 from gradtrace.render.words import event_words
 
 FLAGS = """\
+import pytest
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3
@@ -59,6 +61,7 @@ def test_a_flag_set_in_place_is_not_said_to_change_the_tensor_in_place() -> None
 
 
 SIBLINGS = """\
+import pytest
 import torch
 base = torch.zeros(4)
 p, q = base.view(2, 2)
@@ -104,3 +107,44 @@ def test_the_rebind_or_mutate_answer_says_what_moved_too() -> None:
     _truth, lines = _rebind_details(trace, _step_of(trace, "p += 1").lineno)
     said = [line for line in lines if f"({'q'})" in line]
     assert len(said) == 1 and "keeps its values" in said[0] and f"→ {q._version}" in said[0], lines
+
+
+STALE_SIBLING = """\
+import pytest
+import torch
+x = torch.tensor([0.5, 1.0, 1.5, 2.0], requires_grad=True)
+h = x * 1.0
+a, b = h[:2], h[2:]
+y = b.sin()
+a.mul_(2)
+y.sum().backward()
+"""
+
+
+def test_a_stale_view_that_kept_its_values_is_explained_by_the_shared_version_counter() -> None:
+    # ``tests/corpus/sibling_chunk_stale.py``: the explanation said of b "The tensor was changed in place after it
+    # was saved" and that SinBackward0 "needs the input's original values": b's values never changed (a was
+    # written); b's version moved with the counter it shares with its base h, which is what backward() checks
+    from gradtrace.explain.errors import explain_error
+
+    ns: dict[str, object] = {}
+    exec(compile(STALE_SIBLING.replace("y.sum().backward()\n", ""), "<plain>", "exec"), ns)
+    b, h = ns["b"], ns["h"]
+    assert isinstance(b, torch.Tensor) and isinstance(h, torch.Tensor) and b._base is h
+    assert torch.equal(b, torch.tensor([1.5, 2.0])) and b._version == 1  # same values, a new version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ns["y"].sum().backward()  # type: ignore[attr-defined]
+    trace = gradtrace.trace_code(STALE_SIBLING, {}, raise_errors=False)
+    step = trace.last
+    why = explain_error(trace.error, step).why
+    tb, th = step.bindings["b"], step.bindings["h"]
+    assert "was changed in place after it was saved" not in why, why
+    assert f"{tb} (b) kept its values" in why and f"version counter of its base {th} (h)" in why, why
+    overlapping = STALE_SIBLING.replace("h[2:]", "h[1:3]")  # b shares an element with a: its values change
+    ns = {}
+    exec(compile(overlapping.replace("y.sum().backward()\n", ""), "<plain>", "exec"), ns)
+    b = ns["b"]
+    assert isinstance(b, torch.Tensor) and not torch.equal(b, torch.tensor([1.0, 1.5]))
+    trace = gradtrace.trace_code(overlapping, {}, raise_errors=False)
+    why = explain_error(trace.error, trace.last).why
+    assert "was changed in place after it was saved" in why and "kept its values" not in why, why

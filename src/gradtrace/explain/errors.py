@@ -334,7 +334,24 @@ def _why_saved(step: Step, stale: list[tuple[NodeInfo, SavedValue]]) -> str:
         else:
             what = what if tensor is not None else "a tensor no name holds"
             clauses.append(f"{node_id} {op} saved {what} as {as_} to compute the gradient, and needs it unchanged.")
+    kept = [t for (_n, t), saves in grouped.items() if t is not None and _kept_values(step, t, saves[0])]
+    if kept and len(kept) == len(grouped):  # views whose own values stayed: the shared counter moved
+        bases = {step.tensors[t].base for t in kept}
+        shown = ", ".join(_tensor_words(step, t) for t in kept)
+        base = _tensor_words(step, next(iter(bases))) if len(bases) == 1 else "their base"
+        return (" ".join(clauses) + f" {shown} kept its values: it is a view, and every view shares the version "
+                f"counter of its base {base}, so an in-place change of another part of {base} (another view of it, or "
+                f"the base itself) moved the version it was saved at. backward() checks that version, not the "
+                "values, and refuses it. Change a copy (a = a * 2), or clone() the view before saving it.")
     return " ".join(clauses) + " The tensor was changed in place after it was saved. " + _VERSION_CHECK
+
+
+def _kept_values(step: Step, tensor: str | None, saved: SavedValue) -> bool:
+    """The stale saved ``tensor`` is a view whose values, as shown, are those it was saved with (every element)."""
+    info = step.tensors.get(tensor) if tensor is not None else None
+    if info is None or info.base is None or info.value is None or saved.value is None:
+        return False
+    return info.value.values is not None and saved.value.values is not None and info.value.values == saved.value.values
 
 
 def _reachable_from_code(step: Step) -> set[str]:
