@@ -136,10 +136,15 @@ class NodeInfo:
 
 @dataclass(frozen=True)
 class Create:
-    """New tensor objects and backward nodes made by the step."""
+    """New tensor objects and backward nodes made by the step.
+
+    ``existing_grads`` lists ``(tensor, owner)`` for tensors the step shows for the first time that it did not
+    make: the ``.grad`` ``owner`` already had (``g = w.grad``).
+    """
 
     tensors: tuple[str, ...]
     nodes: tuple[str, ...]
+    existing_grads: tuple[tuple[str, str], ...] = ()
     kind: str = field(default="create", init=False)
 
 

@@ -250,7 +250,7 @@ def _pairs(rows: list[Any]) -> tuple[tuple[str, str], ...]:
 def _event(d: dict[str, Any]) -> Event:
     kind = d.get("kind")
     if kind == "create":
-        return Create(tuple(d["tensors"]), tuple(d["nodes"]))
+        return Create(tuple(d["tensors"]), tuple(d["nodes"]), _pairs(d.get("existing_grads", [])))
     if kind == "bind":
         return Bind(d["name"], d["new"])
     if kind == "rebind":

@@ -173,6 +173,8 @@ def _create(step: Step, e: Create) -> str:
         parts.append("new tensor " + ", ".join(_tensor_kind(step, t) for t in e.tensors))
     if e.nodes:
         parts.append("new node " + ", ".join(node_ref(step, n) for n in e.nodes))
+    parts.extend(f"{t} is the .grad of {tensor_ref(step, owner)}, there before this statement (no new tensor)"
+                 for t, owner in e.existing_grads)
     return "; ".join(parts) if parts else "nothing new"
 
 

@@ -168,6 +168,10 @@ class Tracer(RunDriver):
         self._stack: list[types.FrameType] = []
         self._stack_pos: dict[types.FrameType, int] = {}
         self._sources: dict[types.FrameType, _Source] = {}
+        #: a paused generator's names, by its frame's id (the frame itself is not kept: that would keep its
+        #: locals alive): its code and the names it held. A frame of that id and code that then has all of these
+        #: names is that generator resumed (a new call has bound only its arguments).
+        self._paused_gens: dict[int, tuple[types.CodeType, dict[str, str]]] = {}
         self._cells: dict[types.CodeType, bool] = {}
         #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
         self._threads = {t.ident for t in threading.enumerate()}
@@ -298,8 +302,11 @@ class Tracer(RunDriver):
         if added:
             new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
             new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
-            if new_tensors or new_nodes:
-                events.append(Create(tuple(new_tensors), tuple(new_nodes)))
+            grads = self._existing_grads(new_tensors) if new_tensors else {}
+            if grads:
+                new_tensors = [t for t in new_tensors if t not in grads]
+            if new_tensors or new_nodes or grads:
+                events.append(Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items())))
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
         if mutated or rec.inplace or scene.changed:
@@ -353,6 +360,30 @@ class Tracer(RunDriver):
                 self.work["copied"] += len(view)
             out.append(view)
         return out[0], out[1]
+
+    def _existing_grads(self, new: list[str]) -> dict[str, str]:
+        """Of the tensors first shown at this step, those that are the ``.grad`` a tensor shown before already
+        had, unchanged, at the step before (``g = w.grad``): the statement made none of them. Id -> owner.
+        Owners are looked up by memory (``Scene.by_storage``): the work is that of the new tensors."""
+        scene, obj = self.scene, self.ids.obj
+        out: dict[str, str] = {}
+        touched: set[int] | None = None  # ``w.grad = g = ...``: this statement set that .grad itself
+        for tid in new:
+            info, t = scene.tensors.get(tid), obj(tid)
+            if t is None or info is None or info.requires_grad or info.grad_fn is not None:
+                continue
+            for owner in sorted(scene.by_storage.get(storage_of(t), ()), key=_num):
+                now = scene.tensors.get(owner)
+                was = scene.before(owner) if owner not in new and now is not None and now.grad is not None else None
+                if was is None or was.grad is None or (was.grad != now.grad and was.grad.text != now.grad.text):  # type: ignore[union-attr]
+                    continue
+                o = obj(owner)
+                if touched is None:
+                    touched = {id(x) for x in self.recorder.flagged}
+                if o is not None and id(o) not in touched and o.grad is t:
+                    out[tid] = owner
+                    break
+        return out
 
     def _rechecks(self, mutated: list[tuple[str, int, int]], others: bool) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
@@ -415,6 +446,7 @@ class Tracer(RunDriver):
     def _release(self) -> None:
         """Recording stopped: drop the frames and values held for the name caches."""
         self._sources.clear()
+        self._paused_gens.clear()
         self._stack.clear()
         self._stack_pos.clear()
         self._globals_src = _Source()
@@ -535,13 +567,23 @@ class Tracer(RunDriver):
             gone.append(src.names)
             if p not in labels:
                 del sources[p]
+                if p.f_code.co_flags & _GENERATOR_FLAGS and src.names:  # paused at a yield (or finished)
+                    if len(self._paused_gens) >= _PAUSED_KEPT:
+                        del self._paused_gens[next(iter(self._paused_gens))]
+                    self._paused_gens[id(p)] = (p.f_code, src.names)
         for f in stack:
             src = sources.get(f)
+            held = None
             if src is None:
                 src = sources[f] = _Source()
+                paused = self._paused_gens.pop(id(f), None) if self._paused_gens else None
+                if paused is not None and paused[0] is f.f_code:
+                    held = paused[1]
             read = src.keys is None or f is frame or f.f_lasti != src.lasti or self._shares_cells(f.f_code)
             before = src.names
             if (read or src.containers) and self._refresh(src, None, labels[f] + ".", read, f):
+                if held is not None and held.keys() <= src.names.keys():
+                    before = held  # a generator resumed: it held these names while paused
                 olds.append(before)
                 news.append(src.names)
                 changed = True
@@ -1027,6 +1069,8 @@ def _thread_count() -> int:
 
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+#: how many paused generators' names are kept for their resumption (the oldest goes first)
+_PAUSED_KEPT = 256
 #: the opcode of a comprehension inlined in its function (3.12+), whose loop rebinds the function's locals
 _INLINED = dis.opmap.get("LOAD_FAST_AND_CLEAR")
 

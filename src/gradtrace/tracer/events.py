@@ -83,10 +83,13 @@ def binding_events(
         return tuple(n for n, t in bindings.items() if t == tid), held_by_nodes(tid)
 
     out: list[Event] = []
-    for scope in news:
+    for i, scope in enumerate(news):
+        own = olds[i] if i < len(olds) else {}  # the scope's names as last read (``news[i]``'s pair)
         for name, tid in scope.items():
             old = prev.get(name)
             if old is None:
+                if own.get(name) == tid:  # a generator resumed: its names were held while it was paused
+                    continue
                 out.append(Bind(name, tid))
             elif old != tid:
                 out.append(Rebind(name, old, tid, *holders(old)))
