@@ -52,3 +52,16 @@ def test_naming_an_existing_grad_makes_no_new_tensor() -> None:
         step = _at(trace, code)
         made, words = _created(step)
         assert step.bindings[name] in made and any("new tensor" in said for said in words), words
+
+
+def test_the_json_keeps_what_the_step_said() -> None:
+    # an existing .grad and a view that kept its values read back from JSON as they were said
+    from gradtrace.render.json import trace_from_json, trace_json
+
+    source = SOURCE + "base = torch.zeros(4)\np, q = base.view(2, 2)\np += 1\n"
+    trace = gradtrace.trace_code(source, {})
+    back = trace_from_json(trace_json(trace))
+    for step, again in zip(trace.steps, back.steps, strict=True):
+        assert [event_words(step, e) for e in step.events] == [event_words(again, e) for e in again.events]
+    said = "\n".join(event_words(s, e) for s in back.steps for e in s.events)
+    assert "no new tensor" in said and "keeps its values" in said

@@ -96,6 +96,10 @@ def _event_dict(e: Event) -> dict[str, Any]:
     d = plain(e)
     if d.get("held_elsewhere") is False:  # written only when true, as ``forbidden``
         del d["held_elsewhere"]
+    if d.get("values_kept") is False:  # likewise
+        del d["values_kept"]
+    if d.get("existing_grads") == []:  # written only when some are
+        del d["existing_grads"]
     return d
 
 
