@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import torch
 from lab import Lab, lesson01_facts, new_page, open_notebook, run_all
+from test_stepper_fit import LOOK_JS
 from test_stepper_page import FLOOR, TEXT_PX
 
 NOTEBOOK = "forum_whatif1.ipynb"
@@ -312,22 +313,6 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
         page.keyboard.press("ArrowRight")
 
 
-# The widget's picture box, its drawing's own size and size on screen, the zoom read-out, and the boxes (hidden
-# ones too) outside the box's visible part.
-FITTED_JS = """(root) => {
-  const graph = root.querySelector('.gt-graph'), svg = graph.querySelector('svg');
-  const g = graph.getBoundingClientRect(), cs = getComputedStyle(graph);
-  const left = g.left + parseFloat(cs.borderLeftWidth), top = g.top + parseFloat(cs.borderTopWidth);
-  const view = {left, top, right: left + graph.clientWidth, bottom: top + graph.clientHeight};
-  const outside = [...svg.querySelectorAll('g.node')].map(n => [n.id, n.getBoundingClientRect()])
-    .filter(([, r]) => r.left < view.left - 0.5 || r.right > view.right + 0.5 || r.top < view.top - 0.5
-      || r.bottom > view.bottom + 0.5).map(([id]) => id);
-  return {outside, width: graph.offsetWidth, drawing: svg.viewBox.baseVal.width,
-    shown: svg.getBoundingClientRect().width,
-    level: parseInt(root.querySelector('.gt-zoomlevel').textContent, 10)};
-}"""
-
-
 def test_the_widget_fits_its_picture(lesson01: Any) -> None:
     """Lesson 01's picture is wider than the widget's picture box: it is shrunk to fit, every box in view, at every
     step; a zoom chosen with + stays across steps, and 0 fits again."""
@@ -335,23 +320,23 @@ def test_the_widget_fits_its_picture(lesson01: Any) -> None:
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
     root.locator(".gt-status").click()
     page.keyboard.press("Home")
-    got = root.evaluate(FITTED_JS)
-    assert got["drawing"] + 16 > got["width"], got  # wider than its box at 100%: the case this is about
+    got = root.evaluate(LOOK_JS)
+    assert got["drawing"][0] > got["room"][0], got  # wider than its box at 100%: the case this is about
     assert FLOOR * 100 - 0.5 <= got["level"] < 100 and got["outside"] == [], got
-    assert abs(got["shown"] / got["drawing"] * 100 - got["level"]) < 0.6, got
+    assert abs(got["shown"][0] / got["drawing"][0] * 100 - got["level"]) < 0.6, got
     for i in range(int(root.locator(".gt-steplist option").count())):
         page.wait_for_function(f"(r) => r.dataset.step === '{i}'", arg=root.element_handle())
-        now = root.evaluate(FITTED_JS)
+        now = root.evaluate(LOOK_JS)
         assert now["outside"] == [] and now["level"] == got["level"], (i, now)
         page.keyboard.press("ArrowRight")
     page.keyboard.press("+")
     page.keyboard.press("Home")
-    chosen = root.evaluate(FITTED_JS)
+    chosen = root.evaluate(LOOK_JS)
     assert chosen["level"] > got["level"], chosen
     page.keyboard.press("End")
-    assert root.evaluate(FITTED_JS)["level"] == chosen["level"]
+    assert root.evaluate(LOOK_JS)["level"] == chosen["level"]
     page.keyboard.press("0")
-    assert root.evaluate(FITTED_JS)["outside"] == []
+    assert root.evaluate(LOOK_JS)["outside"] == []
     page.keyboard.press("Home")
 
 

@@ -52,9 +52,10 @@ def mlp_loop(iterations: int) -> str:
 
 # The picture's box, the drawing's own size and its size on screen, the zoom read-out, the boxes outside the
 # box's visible part (hidden boxes too: the whole sheet is fitted, not only what a step shows), the smallest
-# text drawn and the scroll position.
-LOOK_JS = """() => {
-  const graph = document.querySelector('.gt-graph'), svg = graph.querySelector('svg');
+# text drawn and the scroll position; of the stepper ``root`` (a notebook widget's .gt-root), else the page's.
+LOOK_JS = """(root) => {
+  const within = root || document;
+  const graph = within.querySelector('.gt-graph'), svg = graph.querySelector('svg');
   const g = graph.getBoundingClientRect(), cs = getComputedStyle(graph);
   const left = g.left + parseFloat(cs.borderLeftWidth), top = g.top + parseFloat(cs.borderTopWidth);
   const view = {left, top, right: left + graph.clientWidth, bottom: top + graph.clientHeight};
@@ -64,7 +65,7 @@ LOOK_JS = """() => {
   const texts = [...svg.querySelectorAll('text')]
     .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim() && t.getBBox().width > 0)
     .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
-  const level = document.querySelector('.gt-zoomlevel');
+  const level = within.querySelector('.gt-zoomlevel');
   return {
     boxes: svg.querySelectorAll('g.node').length, outside,
     drawing: [svg.viewBox.baseVal.width, svg.viewBox.baseVal.height],
@@ -75,7 +76,7 @@ LOOK_JS = """() => {
     smallest: texts.length ? Math.min(...texts) : null,
     scroll: [graph.scrollLeft, graph.scrollTop],
     wide: graph.scrollWidth > graph.clientWidth || graph.scrollHeight > graph.clientHeight,
-    step: document.querySelector('.gt-root').dataset.step,
+    step: (root || document.querySelector('.gt-root')).dataset.step,
   };
 }"""
 
