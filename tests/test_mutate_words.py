@@ -148,3 +148,33 @@ def test_a_stale_view_that_kept_its_values_is_explained_by_the_shared_version_co
     trace = gradtrace.trace_code(overlapping, {}, raise_errors=False)
     why = explain_error(trace.error, trace.last).why
     assert "was changed in place after it was saved" in why and "kept its values" not in why, why
+
+
+STEP = """\
+import torch
+torch.manual_seed(0)
+w = torch.nn.Parameter(torch.ones(2))
+opt = torch.optim.SGD([w], lr=0.5)
+(w * 3).sum().backward()
+opt.step()
+s = opt.step() or w.sum()
+"""
+
+
+def test_a_change_whose_op_was_not_heard_names_the_one_call_that_made_it() -> None:
+    # opt.step() changes w in place inside torch's code: the step said "changed in place: version 0 → 1"
+    # with no word of where; it is said to happen inside that call, and only for a statement of one call
+    w = torch.nn.Parameter(torch.ones(2))
+    opt = torch.optim.SGD([w], lr=0.5)
+    (w * 3).sum().backward()
+    before = w._version
+    opt.step()
+    after = w._version
+    trace = gradtrace.trace_code(STEP, {})
+    step = next(s for s in trace.steps if s.code == "opt.step()")
+    (mutate,) = [e for e in step.events if isinstance(e, Mutate)]
+    assert (mutate.op, mutate.version_before, mutate.version_after) == ("", before, after)
+    assert event_words(step, mutate) == f"t1 (w) changed in place inside opt.step(): version {before} → {after}"
+    two = next(s for s in trace.steps if s.code.startswith("s = opt.step() or"))
+    (again,) = [e for e in two.events if isinstance(e, Mutate)]
+    assert "inside" not in event_words(two, again)  # two calls: which one changed w is not said

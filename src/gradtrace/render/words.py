@@ -9,6 +9,8 @@ break a line, a table row or a terminal.
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 import unicodedata
 
@@ -204,7 +206,7 @@ def _mutate(step: Step, e: Mutate) -> str:
                 f"{_unseen_how(step.code)}, so values saved from it are not marked stale")
     if e.op in _FLAG_OPS and e.version_before == e.version_after and not e.via:
         return _flag(step, e)
-    how = f" by {clean(e.op)}" if e.op else ""
+    how = f" by {clean(e.op)}" if e.op else _inside(step.code)
     if e.values_kept:  # a view beside the one written: it shares the version counter, not the written elements
         text = (f"{tensor_ref(step, e.tensor)} keeps its values, but shares a version counter with "
                 f"{_relation(step, e)}, written{how}: version {e.version_before} → {e.version_after}")
@@ -216,6 +218,22 @@ def _mutate(step: Step, e: Mutate) -> str:
     for node_id, saved in e.stale:
         text += f"; saved value {clean(saved)} of {node_ref(step, node_id)} is now stale"
     return text
+
+
+@functools.lru_cache(maxsize=256)
+def _inside(code: str) -> str:
+    """`` inside opt.step()`` when the statement is one call (``opt.step()``, ``y = f(x)``) and the op that
+    changed a tensor was not heard: the change happened in that call. Empty otherwise."""
+    try:
+        tree = ast.parse(code.strip())
+    except SyntaxError:  # a compound statement's header
+        return ""
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Expr, ast.Assign)):
+        return ""
+    call = tree.body[0].value
+    if not isinstance(call, ast.Call) or any(isinstance(n, ast.Call) for n in ast.walk(call) if n is not call):
+        return ""
+    return f" inside {clean(ast.unparse(call.func))}()"
 
 
 #: what a statement's text shows of a write the version counter missed, and how that is said
