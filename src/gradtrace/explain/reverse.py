@@ -14,8 +14,6 @@ it cannot be, the recorded gradient is shown as it is.
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
-
 from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import fmt_values, per_output, same_values
@@ -47,8 +45,8 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
     stopped = f" (the statement stopped with {raised} after the last of them)" if raised else ""
     lines = [f"reverse pass from {root}, node by node in the order PyTorch ran them{stopped}:"]
     arrived: dict[str, list[tuple[int, Summary]]] = {}  # node -> (which of its outputs, the gradient sent to it)
-    several = _several_outputs(step, event)
-    dtype_of = _Builder(step, event, "").dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
+    build = _Builder(step, event, "")
+    dtype_of = build.dtype_at  # each gradient in its own dtype (float64 graphs stay float64)
     for flow in event.flow:
         dtype = dtype_of(flow.node)
         node = step.nodes.get(flow.node)
@@ -72,7 +70,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
         if node.variable is not None:
             lines.append(f"      {_leaf_line(step, event, node, flow, dtype)}")
             continue
-        for text in _sends(node, flow, dtype, several):
+        for text in _sends(node, flow, dtype, build.several):
             lines.append(f"      sends {text}")
         retained = _retained(step, event, node, dtype)
         if retained:
@@ -108,14 +106,19 @@ def _per_output(flow: Flow, came: list[tuple[int, Summary]], dtype: str) -> str:
         parts = by_output.get(nr, [])
         if len(parts) < 2 or got.values is None or any(p.values is None for p in parts):
             return text
-        total = Arr.of(parts[0].values, dtype)  # the sum as the engine adds it, one addition at a time
-        for p in parts[1:]:
-            total = total + Arr.of(p.values, dtype)
-        if not _same(total.tolist(), got.values):  # a hook on that output changed it: the figure that arrived
+        if not _same(_engine_sum(parts, dtype), got.values):  # a hook on that output changed it: what arrived
             return text
         return " + ".join(_txt(p, dtype) for p in parts) + f" = {text}"
 
     return per_output([None if g is None else one(nr, g) for nr, g in enumerate(flow.grad_in)], str)
+
+
+def _engine_sum(parts: list[Summary], dtype: str) -> object:
+    """The gradients ``parts`` summed as the engine adds them: one addition at a time, rounded to the dtype."""
+    total = Arr.of(parts[0].values, dtype)
+    for p in parts[1:]:
+        total = total + Arr.of(p.values, dtype)
+    return total.tolist()
 
 
 def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summary], dtype: str) -> str:
@@ -123,13 +126,7 @@ def _hook_note(step: Step, node: NodeInfo | None, flow: Flow, parts: list[Summar
     got = flow.grad_in[0] if len(flow.grad_in) == 1 else None
     if got is None or got.values is None or not parts or any(p.values is None for p in parts):
         return ""
-    if len(parts) == 1:
-        sent: object = parts[0].values
-    else:  # the sum as the engine adds it: one addition at a time, rounded to the dtype
-        total = Arr.of(parts[0].values, dtype)
-        for p in parts[1:]:
-            total = total + Arr.of(p.values, dtype)
-        sent = total.tolist()
+    sent = parts[0].values if len(parts) == 1 else _engine_sum(parts, dtype)
     if _same(sent, got.values):
         return ""
     who = flow.node if node is None else (_who(step, node.variable) if node.variable else _output_name(step, node))
@@ -153,19 +150,7 @@ def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
     return ""
 
 
-def _several_outputs(step: Step, event: Backward) -> set[str]:
-    """The nodes of this pass with several outputs: handed several gradients, or reached at two outputs."""
-    out = {f.node for f in event.flow if len(f.grad_in) > 1}
-    slot: dict[str, int] = {}
-    for f in event.flow:
-        node = step.nodes.get(f.node)
-        for edge in node.inputs if node is not None else ():
-            if edge is not None and slot.setdefault(edge.node, edge.output_nr) != edge.output_nr:
-                out.add(edge.node)
-    return out
-
-
-def _sends(node: NodeInfo, flow: Flow, dtype: str, several: AbstractSet[str] = frozenset()) -> list[str]:
+def _sends(node: NodeInfo, flow: Flow, dtype: str, several: set[str]) -> list[str]:
     grad = flow.grad_in[0] if flow.grad_in else None
     sent = tuple(None if s is None else s.values for s in flow.grad_out)
     shapes = tuple(_shape_of(s) for s in flow.grad_out)  # a broadcast input's gradient is summed back to its shape
