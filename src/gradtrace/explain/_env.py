@@ -63,7 +63,7 @@ class Env:
         else:
             return default
         if isinstance(value, int) and value >= 2**63:
-            value -= 2**64  # saved as unsigned (ignore_index = -100)
+            value -= 2**64  # an earlier gradtrace's trace kept PyTorch's unsigned reading (ignore_index = -100)
         return value
 
     def saved(self, name: str) -> Any:

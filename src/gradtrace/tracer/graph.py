@@ -95,7 +95,12 @@ def saved_fields(node: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def attr_text(value: Any) -> str:
-    """A saved non-tensor value (exponent, alpha, dim, sizes) as short text."""
+    """A saved non-tensor value (exponent, alpha, dim, sizes) as short text.
+
+    An int of 2**63 or more is a negative int64 that PyTorch's getter read as unsigned
+    (``softmax(-1)`` saves ``dim`` -1, read as 2**64 - 1): it is shown as the program gave it."""
+    if type(value) is int and value >= _INT64_WRAP:
+        value -= 2**64
     if isinstance(value, float):
         text = format_number(value, torch.float64)
     elif isinstance(value, (tuple, list)):
@@ -105,6 +110,8 @@ def attr_text(value: Any) -> str:
     return text if len(text) <= MAX_ATTR_CHARS else text[: MAX_ATTR_CHARS - 1] + "…"
 
 
+#: where PyTorch's getters wrap a saved int64 (read as unsigned) around
+_INT64_WRAP = 2**63
 #: the text of saved ints and tuples of ints (sizes, strides, dims: the same few values again and again)
 _INT_TEXTS: dict[Any, str] = {}
 _MAX_INT_TEXTS = 4096
