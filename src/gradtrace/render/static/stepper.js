@@ -1051,7 +1051,7 @@ function viewControl(v, picture, redraw) {
 
   // Fit again in the "auto" and "fit" modes; true when the zoom changed.
   function refit() {
-    if (s.present || s.mode === "user") return false;
+    if (s.present || s.before || s.mode === "user") return false; // (s.before: presenter mode being left)
     const z = s.mode === "fit" ? fit(0.25) : fit(AUTO_FLOOR, 1);
     if (z === null || z === s.zoom) return false;
     s.zoom = z;
@@ -1078,12 +1078,9 @@ function viewControl(v, picture, redraw) {
     s.present = force === undefined ? !s.present : force;
     if (s.present && !was) s.before = { mode: s.mode, zoom: s.zoom };
     root.classList.toggle("gt-present", s.present);
-    if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
-      root.requestFullscreen().catch(() => {});
-    } else if (!s.present && doc.fullscreenElement === root && doc.exitFullscreen) {
-      doc.exitFullscreen().catch(() => {});
-    }
-    requestAnimationFrame(() => {
+    // fitted once the screen has changed: measured while full screen is still being left, the box is the whole
+    // screen's and an "auto" zoom came back too large for a moment
+    const settle = () => requestAnimationFrame(() => {
       if (s.present) s.zoom = fit(1) || 1;
       else if (s.before) {
         s.mode = s.before.mode;
@@ -1093,6 +1090,11 @@ function viewControl(v, picture, redraw) {
       apply();
       redraw(); // which fits again, in the "auto" and "fit" modes, for the box left
     });
+    if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
+      root.requestFullscreen().catch(() => {}).then(settle);
+    } else if (!s.present && doc.fullscreenElement === root && doc.exitFullscreen) {
+      doc.exitFullscreen().catch(() => {}).then(settle);
+    } else settle();
     root.focus({ preventScroll: true });
   }
 
