@@ -114,3 +114,38 @@ def test_gradients_sent_into_a_node_of_several_outputs_name_the_output() -> None
     assert f"(output {nr['b']}): 1 · {_num(float(a))} = {_num(float(to_b))}" in mul, mul
     title = [ln for ln in text.splitlines() if "UnbindBackward0 (" in ln]
     assert title and all(f"['{n}']" in title[0] for n in "abc"), title  # all its outputs' names (here ns['a'], ...)
+
+
+RETAINED = (
+    "import torch\n"
+    "h = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
+    "a, b = h.unbind(0)\n"
+    "a.retain_grad()\n"
+    "b.retain_grad()\n"
+    "loss = (a * 2 + b * 3).sum()\n"
+    "loss.backward()\n"
+)
+
+
+def test_each_retained_output_is_sent_its_own_gradient_in_the_walk() -> None:
+    # the stepper's reverse-pass walk drew [2, 2] on the arrow from b to UnbindBackward0: the gradient of
+    # output 0 (a's) on every output's arrow
+    h = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = h.unbind(0)
+    seen: list[list[list[float]]] = []
+    assert a.grad_fn is not None
+    a.grad_fn.register_prehook(lambda grads: seen.append([g.tolist() for g in grads]))
+    (a * 2 + b * 3).sum().backward()
+    (want,) = seen
+    from gradtrace.render.backward import flow
+
+    trace = gradtrace.trace_code(RETAINED, {})
+    step = next(s for s in trace.steps if s.events_of("backward"))
+    by_name = {n: tid for n, tid in step.bindings.items() if n in ("a", "b")}
+    assert {step.tensors[by_name[n]].output_nr for n in ("a", "b")} == {0, 1}
+    unbind = next(sub for sub in flow(step) if step.nodes[sub["node"][3:]].name == "UnbindBackward0")
+    for n in ("a", "b"):
+        tid = by_name[n]  # (the walk names boxes and arrows by their DOM ids: gt-t3, gt-e-grad_fn-t3-n1)
+        sent = unbind["edges"][f"gt-e-grad_fn-{tid}-{unbind['node'][3:]}"]
+        assert sent == str([int(v) for v in want[step.tensors[tid].output_nr]]), (n, sent, want)
+        assert unbind["grads"][f"gt-{tid}"] == sent

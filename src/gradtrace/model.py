@@ -62,6 +62,9 @@ class TensorInfo:
     #: made under ``no_grad`` whose base (or another view of it) was then changed in place. ``is_leaf``
     #: and ``grad_fn`` then say nothing (False, None); :attr:`kind` is ``forbidden``.
     forbidden: bool = False
+    #: Which output of :attr:`grad_fn` this tensor is (``b`` of ``a, b = h.unbind(0)`` is output 1 of its
+    #: UnbindBackward0); 0 for a node of one output and for a tensor without a ``grad_fn``.
+    output_nr: int = 0
 
     @property
     def layout(self) -> str:

@@ -352,7 +352,7 @@ def _seen(t: torch.Tensor) -> Seen:
             fn if fn is None or isinstance(fn, Raised) else fn.name().replace("torch::autograd::", ""),
             None if g is None else _copy(g), id(t), storage=_storage(t),
             flags=(attr(t, "is_leaf"), bool(t.retains_grad), isinstance(t, torch.nn.Parameter),
-                   str(t.dtype).replace("torch.", "")),
+                   str(t.dtype).replace("torch.", ""), 0 if fn is None or isinstance(fn, Raised) else t.output_nr),
             base=None if t._base is None else id(t._base), ref=weakref.ref(t),
         )
 
@@ -681,7 +681,7 @@ def check_claims(step: Step, moment: Moment) -> None:
         assert info.version == want_version, f"{where}: {name} version {info.version}, torch says {seen.version}"
         assert tuple(info.shape) == tuple(seen.value.shape), f"{where}: {name} shape"
         assert info.requires_grad == seen.requires_grad, f"{where}: {name}.requires_grad"
-        is_leaf, retains, is_param, dtype = seen.flags
+        is_leaf, retains, is_param, dtype, output_nr = seen.flags
         refuses = isinstance(seen.grad_fn, Raised)
         assert info.forbidden is refuses, \
             f"{where}: {name} shown as {'' if info.forbidden else 'not '}forbidden in autograd, " \
@@ -691,6 +691,8 @@ def check_claims(step: Step, moment: Moment) -> None:
         assert (info.is_leaf, info.retains_grad, info.is_param, info.dtype) == (is_leaf, retains, is_param, dtype), \
             f"{where}: {name} shown as leaf/retains_grad/Parameter/dtype " \
             f"{(info.is_leaf, info.retains_grad, info.is_param, info.dtype)}, PyTorch says {seen.flags}"
+        assert info.output_nr == output_nr, \
+            f"{where}: {name} shown as output {info.output_nr} of its grad_fn, PyTorch says output {output_nr}"
         if seen.base is not None and seen.base in by_id:
             assert info.base == by_id[seen.base], f"{where}: {name} is a view of {by_id[seen.base]}, shown {info.base}"
         elif seen.base is not None:  # a view of a tensor no name holds: shown as a view of a tensor the step shows

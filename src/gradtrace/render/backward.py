@@ -84,13 +84,12 @@ def _sub_step(step: Step, event: Backward, f: Flow, text: str, dom: Dom) -> dict
     dtype = _dtype(step, event)
     edges: dict[str, list[str]] = {}
     grads: dict[str, str] = {}
-    incoming = _number(f.grad_in[0], dtype) if f.grad_in else "-"
     if node is not None:
         for i, edge in enumerate(node.inputs):
             got = f.grad_out[i] if i < len(f.grad_out) else None
             if edge is not None and got is not None and edge.node in step.nodes:
                 edges.setdefault(f"next-{f.node}-{edge.node}", []).append(_number(got, dtype))
-        _into_tensors(step, event, node, incoming, dtype, edges, grads, dom)
+        _into_tensors(step, event, node, f, dtype, edges, grads, dom)
     return {
         "node": dom(f.node),
         "text": text,
@@ -99,12 +98,17 @@ def _sub_step(step: Step, event: Backward, f: Flow, text: str, dom: Dom) -> dict
     }
 
 
-def _into_tensors(step: Step, event: Backward, node: NodeInfo, incoming: str, dtype: str,
+def _into_tensors(step: Step, event: Backward, node: NodeInfo, f: Flow, dtype: str,
                   edges: dict[str, list[str]], grads: dict[str, str], dom: Dom) -> None:
-    """What reaches tensors at ``node``: a leaf's ``.grad`` (AccumulateGrad), a retained or root tensor's."""
+    """What reaches tensors at ``node``: a leaf's ``.grad`` (AccumulateGrad), a retained or root tensor's
+    (the gradient of the tensor's own output: of a node of several outputs, each gets its own)."""
+
+    def incoming(output_nr: int) -> str:
+        return _number(f.grad_in[output_nr], dtype) if output_nr < len(f.grad_in) else "-"
+
     after = {g.tensor: g.after for g in event.grads}
     if node.variable is not None and node.variable in step.tensors:
-        edges.setdefault(f"variable-{node.id}-{node.variable}", []).append(incoming)
+        edges.setdefault(f"variable-{node.id}-{node.variable}", []).append(incoming(0))
         if after.get(node.variable) is not None:
             grads[dom(node.variable)] = _number(after[node.variable], dtype)
         return
@@ -112,7 +116,7 @@ def _into_tensors(step: Step, event: Backward, node: NodeInfo, incoming: str, dt
         if t.grad_fn != node.id:
             continue
         if t.id == event.root or t.retains_grad:
-            edges.setdefault(f"grad_fn-{t.id}-{node.id}", []).append(incoming)
+            edges.setdefault(f"grad_fn-{t.id}-{node.id}", []).append(incoming(t.output_nr))
         if t.retains_grad and after.get(t.id) is not None:
             grads[dom(t.id)] = _number(after[t.id], dtype)
 

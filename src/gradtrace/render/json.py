@@ -89,6 +89,8 @@ def _tensor(t: TensorInfo) -> dict[str, Any]:
     d["kind"] = t.kind
     if not t.forbidden:  # written only for the rare tensor PyTorch forbids in autograd, so documents stay small
         del d["forbidden"]
+    if not t.output_nr:  # written only for an output after the first of a node of several outputs
+        del d["output_nr"]
     return d
 
 
@@ -231,7 +233,7 @@ def _tensor_info(d: dict[str, Any]) -> TensorInfo:
                       requires_grad=d["requires_grad"], is_leaf=d["is_leaf"], retains_grad=d["retains_grad"],
                       version=d["version"], grad_fn=d["grad_fn"], base=d["base"], value=_summary(d["value"]) or
                       Summary(text=""), grad=_summary(d["grad"]), is_param=d.get("is_param", False),
-                      forbidden=d.get("forbidden", False))
+                      forbidden=d.get("forbidden", False), output_nr=d.get("output_nr", 0))
 
 
 def _node_info(d: dict[str, Any]) -> NodeInfo:

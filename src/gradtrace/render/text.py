@@ -49,7 +49,12 @@ def _tensor_label(step: Step, t: TensorInfo) -> str:
     return f"{', '.join(clean(n) for n in names)} · {t.id}" if names else t.id
 
 
-def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
+def _several(step: Step) -> set[str]:
+    """The nodes of several outputs that the step's tensors come out of (one of them is output 1 or later)."""
+    return {t.grad_fn for t in step.tensors.values() if t.output_nr and t.grad_fn is not None}
+
+
+def _tensor_row(step: Step, t: TensorInfo, several: set[str]) -> list[str]:
     extras = []
     if t.layout != "strided":
         extras.append(f"layout {clean(t.layout)}")
@@ -70,7 +75,8 @@ def _tensor_row(step: Step, t: TensorInfo) -> list[str]:
         clean(t.dtype),
         shape_text(t.shape),
         f"v{t.version}",
-        f"grad_fn {t.grad_fn or 'None'}" if not t.forbidden else "grad_fn ?",
+        "grad_fn ?" if t.forbidden else f"grad_fn {t.grad_fn} (output {t.output_nr})" if t.grad_fn in several
+        else f"grad_fn {t.grad_fn or 'None'}",
         tail,
     ]
 
@@ -114,7 +120,8 @@ def step_text(step: Step) -> str:
     frame = "" if step.frame in ("", "<module>") else f" in {clean(step.frame)}"
     lines = [f"step {step.number}, line {step.lineno}{frame}: {clean(step.code)}"]
     lines += ["names"] + (_names_lines(step) or ["  (none)"])
-    lines += ["tensors"] + (_table([_tensor_row(step, t) for t in step.tensors.values()]) or ["  (none)"])
+    several = _several(step)
+    lines += ["tensors"] + (_table([_tensor_row(step, t, several) for t in step.tensors.values()]) or ["  (none)"])
     lines.append("nodes")
     for node in step.nodes.values():
         lines += _node_lines(node)

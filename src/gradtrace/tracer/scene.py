@@ -56,13 +56,13 @@ _Parameter = torch.nn.Parameter
 
 def _tensor_info(id: str, shape: tuple[int, ...], dtype: str, device: str, requires_grad: bool, is_leaf: bool,
                  retains_grad: bool, version: int, grad_fn: str | None, base: str | None, value: Summary,
-                 grad: Summary | None, is_param: bool, forbidden: bool = False) -> TensorInfo:
+                 grad: Summary | None, is_param: bool, forbidden: bool = False, output_nr: int = 0) -> TensorInfo:
     """``TensorInfo(...)`` with these fields, made without the frozen dataclass's per-field ``__setattr__``
     (a step may make many): the same object the constructor makes (a test compares them)."""
     info = _new(TensorInfo)
     info.__dict__.update(id=id, shape=shape, dtype=dtype, device=device, requires_grad=requires_grad,
                          is_leaf=is_leaf, retains_grad=retains_grad, version=version, grad_fn=grad_fn, base=base,
-                         value=value, grad=grad, is_param=is_param, forbidden=forbidden)
+                         value=value, grad=grad, is_param=is_param, forbidden=forbidden, output_nr=output_nr)
     return info
 
 
@@ -349,12 +349,14 @@ class Scene:
         except RuntimeError:  # PyTorch forbids it in autograd (a no_grad view whose base changed): said so
             fn, forbidden = None, True
         nid = None
+        output_nr = 0
         if fn is not None:
             nid = ids.node(fn)
+            output_nr = t.output_nr
             if nid is None:
                 book.walk(fn, output=t)
                 nid = ids.node(fn)
-            elif t.output_nr == 0:  # walked before from another tensor (a view of it): ``t`` is its output
+            elif output_nr == 0:  # walked before from another tensor (a view of it): ``t`` is its output
                 book.link_output(nid, t)
         try:
             leaf = bool(t.is_leaf)
@@ -404,6 +406,7 @@ class Scene:
                 bool(requires_grad), bool(leaf), bool(retains), version, nid, base_id, book.summary(tid, t, version),
                 old_grad if old_grad is not None or grad is None else book.summary(None, grad),
                 (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param, forbidden,
+                output_nr,
             )
             self.cache[tid] = (key, info)
         if nid is not None and nid in book.nodes:

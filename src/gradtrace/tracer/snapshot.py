@@ -308,6 +308,7 @@ class Sketch:
             version=version, grad_fn=self.node_id(fn), base=None if base is None else self.ids.tensor(base),
             value=summary(tid, t, version), grad=None if grad is None else summary(None, grad),
             is_param=isinstance(t, torch.nn.Parameter), forbidden=fn is None and forbids_autograd(t),
+            output_nr=0 if fn is None else int(t.output_nr),
         )
 
     def fill(self, nids: Iterable[str]) -> Step:
