@@ -142,12 +142,15 @@ class Create:
     """New tensor objects and backward nodes made by the step.
 
     ``existing_grads`` lists ``(tensor, owner)`` for tensors the step shows for the first time that it did not
-    make: the ``.grad`` ``owner`` already had (``g = w.grad``).
+    make: the ``.grad`` ``owner`` already had (``g = w.grad``). ``shares`` lists ``(tensor, other)`` for new
+    tensors that are no view yet use the memory of a tensor shown before (``p = nn.Parameter(h)``,
+    ``d = w.data``, ``torch.from_numpy(h.numpy())``): writing to one changes the other.
     """
 
     tensors: tuple[str, ...]
     nodes: tuple[str, ...]
     existing_grads: tuple[tuple[str, str], ...] = ()
+    shares: tuple[tuple[str, str], ...] = ()
     kind: str = field(default="create", init=False)
 
 

@@ -739,6 +739,11 @@ def check_views(step: Step, moment: Moment, where: str) -> None:
     """A tensor said to change "through" another shares its memory with it."""
     by_tid: dict[str, Seen] = {step.bindings[n]: seen for n, seen in moment.names.items()}
     for e in step.events:
+        for t, other in getattr(e, "shares", ()):  # "shares memory with", said of a new tensor: it does
+            a, b = by_tid.get(t), by_tid.get(other)
+            if a is not None and b is not None:
+                assert a.storage is not None and a.storage == b.storage, \
+                    f"{where}: {t} is said to share memory with {other}, it does not"
         if e.kind == "untracked":  # "made by detach(): shares memory with" is said only of memory it shares
             a, b = by_tid.get(e.tensor), by_tid.get(e.shares_with or "")  # type: ignore[attr-defined]
             if a is not None and b is not None and a.storage is not None:

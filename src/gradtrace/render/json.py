@@ -102,6 +102,8 @@ def _event_dict(e: Event) -> dict[str, Any]:
         del d["values_kept"]
     if d.get("existing_grads") == []:  # written only when some are
         del d["existing_grads"]
+    if d.get("shares") == []:  # likewise
+        del d["shares"]
     return d
 
 
@@ -256,7 +258,8 @@ def _pairs(rows: list[Any]) -> tuple[tuple[str, str], ...]:
 def _event(d: dict[str, Any]) -> Event:
     kind = d.get("kind")
     if kind == "create":
-        return Create(tuple(d["tensors"]), tuple(d["nodes"]), _pairs(d.get("existing_grads", [])))
+        return Create(tuple(d["tensors"]), tuple(d["nodes"]), _pairs(d.get("existing_grads", [])),
+                      _pairs(d.get("shares", [])))
     if kind == "bind":
         return Bind(d["name"], d["new"])
     if kind == "rebind":

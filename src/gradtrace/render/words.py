@@ -177,6 +177,8 @@ def _create(step: Step, e: Create) -> str:
         parts.append("new node " + ", ".join(node_ref(step, n) for n in e.nodes))
     parts.extend(f"{t} is the .grad of {tensor_ref(step, owner)}, there before this statement (no new tensor)"
                  for t, owner in e.existing_grads)
+    parts.extend(f"{tensor_ref(step, t)} shares memory with {tensor_ref(step, other)}: writing to one changes the other"
+                 for t, other in e.shares)
     return "; ".join(parts) if parts else "nothing new"
 
 

@@ -306,7 +306,8 @@ class Tracer(RunDriver):
             if grads:
                 new_tensors = [t for t in new_tensors if t not in grads]
             if new_tensors or new_nodes or grads:
-                events.append(Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items())))
+                shares = self._shared_memory(new_tensors, tensor_count) if new_tensors else ()
+                events.append(Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items()), shares))
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
         if mutated or rec.inplace or scene.changed:
@@ -384,6 +385,27 @@ class Tracer(RunDriver):
                     out[tid] = owner
                     break
         return out
+
+    def _shared_memory(self, new: list[str], known: int) -> tuple[tuple[str, str], ...]:
+        """Of the tensors made by this step, those that are no view yet use the memory of a tensor shown before
+        (``nn.Parameter(h)``, ``w.data``, ``torch.from_numpy(h.numpy())``), each with the first such tensor.
+        A ``detach()`` is left out: its own event says it. Looked up by memory: the work is that of the new ones."""
+        scene, obj = self.scene, self.ids.obj
+        detached = {id(t) for t, _reason, source in self.recorder.untracked if source is not None}
+        out = []
+        for tid in new:
+            info, t = scene.tensors.get(tid), obj(tid)
+            if t is None or info is None or info.base is not None or id(t) in detached or not t.numel():
+                continue
+            s = storage_of(t)
+            if not s:
+                continue
+            for other in sorted(scene.by_storage.get(s, ()), key=_num):
+                o = obj(other) if _num(other) <= known else None
+                if o is not None and storage_of(o) == s:  # its own memory, not its .grad's
+                    out.append((tid, other))
+                    break
+        return tuple(out)
 
     def _rechecks(self, mutated: list[tuple[str, int, int]], others: bool) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
