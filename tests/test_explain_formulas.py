@@ -211,8 +211,40 @@ def test_most_formulas_are_exact():
         assert all(p.exact for p in filled.parts), case
 
 
+# nodes of several outputs: name -> builder(dtype) returning all the outputs; the last output of each gets no
+# gradient (PyTorch counts it as zeros)
+SEVERAL = {
+    "UnbindBackward0": lambda d: _mat(d).unbind(1),
+    "UnbindBackward0/rows": lambda d: _mat(d).unbind(0),
+    "SplitBackward0": lambda d: _mat(d).split(2, dim=1),
+    "SplitBackward0/chunk": lambda d: torch.cat([_mat(d), _mat(d, 1)]).chunk(3),
+    "SplitWithSizesBackward0": lambda d: _mat(d).split([1, 2], dim=1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", sorted(SEVERAL))
+def test_a_node_of_several_outputs_joins_their_gradients_as_torch(case, dtype):
+    outs = SEVERAL[case](dtype)
+    node = outs[0].grad_fn
+    assert node.name() == case.split("/")[0] and all(o.grad_fn is node for o in outs)
+    gen = torch.Generator().manual_seed(11)
+    grads = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(dtype) for o in outs[:-1]]
+    seen = {}
+    handle = node.register_hook(lambda gi, go: seen.setdefault("gi", gi))
+    try:
+        torch.autograd.backward(list(outs[:-1]), grads, retain_graph=True)
+    finally:
+        handle.remove()
+    outputs = tuple(g.tolist() for g in grads) + (None,)
+    filled = fill_in(node_info(outs[0]), grads[0].tolist(), str(dtype), input_shapes(node), outputs=outputs)
+    assert filled.known and filled.note is None, filled.note
+    (part,) = filled.parts
+    assert part.exact and torch.equal(torch.tensor(part.values, dtype=dtype), seen["gi"][0]), part.text
+
+
 def test_every_formula_has_a_case():
-    tested = {name.split("/")[0] for name in CASES}
+    tested = {name.split("/")[0] for name in [*CASES, *SEVERAL]}
     assert set(FORMULAS) - tested == {ACCUMULATE_GRAD, COPY_SLICES}
     assert len(FORMULAS) >= 40
 

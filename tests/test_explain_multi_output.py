@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from contextlib import redirect_stdout
 
+import pytest
 import torch
 
 import gradtrace
@@ -149,3 +150,30 @@ def test_each_retained_output_is_sent_its_own_gradient_in_the_walk() -> None:
         sent = unbind["edges"][f"gt-e-grad_fn-{tid}-{unbind['node'][3:]}"]
         assert sent == str([int(v) for v in want[step.tensors[tid].output_nr]]), (n, sent, want)
         assert unbind["grads"][f"gt-{tid}"] == sent
+
+
+SPLITS = {
+    # statement making the outputs, the outputs used (others get no gradient: zeros), the words of the rule
+    "unbind_dim1": ("a, b, c = h.unbind(1)", "a * 2 + c * 5", "stacked along dim 1"),
+    "split_uneven": ("a, b = h.split(2, dim=1)", "a.sum(1) * 3 + b.squeeze(1) * 7", "joined along dim 1"),
+    "chunk_rows": ("a, b = h.chunk(2)", "(a * b).sum(0)", "joined along dim 0"),
+    "split_sizes": ("a, b = h.split([1, 2], dim=1)", "b.sum(1) * 4", "joined along dim 1"),
+    "unbind_one_used": ("a, b = h.unbind(0)", "b * 10", "stacked along dim 0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPLITS))
+def test_a_node_of_several_outputs_puts_their_gradients_back_in_place(case: str) -> None:
+    # the rule said "no formula recorded for UnbindBackward0"; the figure it gives is checked against h.grad
+    make, use, words = SPLITS[case]
+    source = (f"import torch\nh = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)\n{make}\n"
+              f"loss = ({use}).sum()\n")
+    ns: dict = {}
+    exec(source + "loss.backward()\n", ns)
+    want = ns["h"].grad.tolist()
+    ns = {}
+    exec(source, ns)
+    text = str(gradtrace.explain(ns["loss"]))
+    (line,) = [ln for ln in text.splitlines() if "→" in ln and "outputs' gradients" in ln]
+    assert words in line and "no formula" not in text, text
+    assert line.endswith("= " + str([[_num(v) for v in row] for row in want]).replace("'", "")), (line, want)

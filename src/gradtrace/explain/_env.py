@@ -40,10 +40,13 @@ class Env:
     """Numbers of one node, as tensors and as text."""
 
     def __init__(self, node: NodeInfo, grad: Any, dtype: str,
-                 input_shapes: tuple[tuple[int, ...] | None, ...] | None = None) -> None:
+                 input_shapes: tuple[tuple[int, ...] | None, ...] | None = None,
+                 outputs: tuple[Any, ...] = ()) -> None:
         self.node = node
         self.dtype = dtype
         self.g = grad
+        #: of a node of several outputs (unbind, split, chunk): the gradient each output got (None: none came)
+        self.outputs = outputs
         self.input_shapes = input_shapes or ()
         self._attrs = {_strip(k): v for k, v in node.attrs}
         self._saved = {_strip(s.name): s for s in node.saved}

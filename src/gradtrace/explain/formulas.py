@@ -596,6 +596,53 @@ def _stack_part(e: Env, index: int) -> Tensor:
     return e.g.select(e.attr("dim"), index)
 
 
+def _join(parts: list[Tensor], dim: int) -> Tensor:
+    """``cat(parts, dim)`` of arrays of one shape but along ``dim``."""
+    moved = [p.transpose(0, dim) for p in parts]
+    data = [v for p in moved for v in p.data]
+    shape = (sum(p.shape[0] for p in moved), *moved[0].shape[1:])
+    return moved[0].like(data, shape=shape, exact=all(p.exact for p in parts)).transpose(0, dim)
+
+
+def _each_output(e: Env, shapes: list[tuple[int, ...]]) -> list[Tensor]:
+    """The gradient of every output; an output no gradient reached counts as zeros (as in PyTorch)."""
+    if len(e.outputs) != len(shapes):
+        raise Unavailable("the gradients of its outputs are not in the snapshot")
+    return [Arr.full(shape, 0, e.dtype) if g is None else g for g, shape in zip(e.outputs, shapes, strict=True)]
+
+
+def _unbind_back(e: Env) -> Tensor:
+    got = [g for g in e.outputs if g is not None]
+    if not got:
+        raise Unavailable("no output got a gradient")
+    dim = e.attr("dim", 0) % (got[0].dim() + 1)
+    return _join([g.unsqueeze(dim) for g in _each_output(e, [got[0].shape] * len(e.outputs))], dim)
+
+
+def _split_back(e: Env) -> Tensor:
+    sizes = e.attr("self_sym_sizes")
+    if sizes is None:
+        raise Unavailable("the input's shape is not in the snapshot")
+    sizes = tuple(sizes)
+    dim = e.attr("dim", 0) % len(sizes)
+    each = e.attr("split_sizes")
+    if each is None:
+        step = e.attr("split_size")
+        each = [min(step, sizes[dim] - start) for start in range(0, sizes[dim], step)] if step else [sizes[dim]]
+    shapes = [sizes[:dim] + (n,) + sizes[dim + 1:] for n in each]
+    return _join(_each_output(e, shapes), dim)
+
+
+_add("UnbindBackward0", "out_k = self.select(dim, k), one output for each k",
+     "each output is one slice of the input: their gradients are stacked back in place",
+     ("self", "∂out_k/∂self = identity on slice k", "stack(grad of each output, dim)", _unbind_back,
+      lambda e: f"the {len(e.outputs)} outputs' gradients stacked along dim {e.fa('dim')}"))
+for _name in ("SplitBackward0", "SplitWithSizesBackward0"):
+    _add(_name, "out_k = k-th piece of self along dim (split, chunk)",
+         "each output is one piece of the input: their gradients are joined back in place",
+         ("self", "∂out_k/∂self = identity on piece k", "cat(grad of each output, dim)", _split_back,
+          lambda e: f"the {len(e.outputs)} outputs' gradients joined along dim {e.fa('dim')}"))
+
 _add("CatBackward0", "out = cat(tensors, dim)", "each input gets back its own block of the gradient",
      ("tensors[i]", "∂out/∂tensors[i] = identity on its block", "the i-th block of grad along dim",
       lambda e: _cat_part(e, 0), lambda e: f"block of {e.fg} along dim {e.fa('dim')}"))
@@ -761,7 +808,7 @@ def _grad_values(grad: Any, dtype: str) -> Arr:
 
 def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
             input_shapes: tuple[tuple[int, ...] | None, ...] | None = None,
-            sent: tuple[Any, ...] | None = None) -> Filled:
+            sent: tuple[Any, ...] | None = None, outputs: tuple[Any, ...] = ()) -> Filled:
     """Write ``node``'s rule with its own numbers and the incoming ``grad``.
 
     ``grad`` is plain values (a number or nested lists) in ``dtype``. ``input_shapes``
@@ -774,7 +821,9 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     operation (see :mod:`._arith`). ``sent``, the gradients the tracer recorded leaving
     the node (values, in input order), makes each figure PyTorch's own wherever the
     formula gives it: bit for bit for +, −, ×, ÷, within a few units in the last place
-    where the arithmetic takes exp, cos or a sum whose order PyTorch chooses.
+    where the arithmetic takes exp, cos or a sum whose order PyTorch chooses. ``outputs``, for a node of
+    several outputs (unbind, split, chunk), is the gradient each output got (None where none came);
+    ``grad`` is then any one of them.
     """
     formula = formula_for(node.name)
     if formula is None:
@@ -785,7 +834,8 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
                       "numbers PyTorch multiplies by conjugates (Wirtinger calculus), so the figures shown are the "
                       "ones it computed, not filled in")
     try:
-        env = Env(node, _grad_values(grad, dtype), dtype_of(dtype), input_shapes)
+        env = Env(node, _grad_values(grad, dtype), dtype_of(dtype), input_shapes,
+                  tuple(None if o is None else _grad_values(o, dtype) for o in outputs))
     except (ValueError, TypeError) as exc:
         return Filled(node.id, node.name, True, note=f"the incoming gradient could not be read: {exc}")
     if formula.name == ACCUMULATE_GRAD:

@@ -151,10 +151,14 @@ def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
 
 
 def _sends(node: NodeInfo, flow: Flow, dtype: str, several: set[str]) -> list[str]:
-    grad = flow.grad_in[0] if flow.grad_in else None
+    # (of a node of several outputs, each output's gradient; any of them stands for the incoming one)
+    outputs = tuple(None if g is None else g.values for g in flow.grad_in) if len(flow.grad_in) > 1 else ()
+    grad = next((g for g in flow.grad_in if g is not None and g.values is not None), None)
+    if outputs and any(g is not None and g.values is None for g in flow.grad_in):
+        grad = None  # one of them too large to write out: no formula with figures
     sent = tuple(None if s is None else s.values for s in flow.grad_out)
     shapes = tuple(_shape_of(s) for s in flow.grad_out)  # a broadcast input's gradient is summed back to its shape
-    filled = fill_in(node, grad.values, dtype, shapes, sent) if grad is not None and grad.values is not None else None
+    filled = fill_in(node, grad.values, dtype, shapes, sent, outputs) if grad is not None else None
     out = []
     for i, edge in enumerate(node.inputs):
         if edge is None:

@@ -296,12 +296,17 @@ class _Builder:
         if f.node in self.filled:
             return self.filled[f.node]
         filled = None
-        g = self.value(f.grad_in[0], f.node) if len(f.grad_in) == 1 else None
+        several = len(f.grad_in) > 1  # a node of several outputs: each output's gradient
+        got = [s for s in f.grad_in if s is not None]
+        g = self.value(got[0], f.node) if got and (several or len(f.grad_in) == 1) else None
+        if several and any(s.values is None for s in got):
+            g = None  # one of them too large to write out
         if g is not None and g.values is not None:
             shapes = tuple(_shape_of(s) for s in f.grad_out)
             node = self.step.nodes[f.node]
             sent = tuple(None if s is None else s.values for s in f.grad_out)
-            filled = fill_in(node, g.values, g.dtype, shapes, sent)
+            outputs = tuple(None if s is None else s.values for s in f.grad_in) if several else ()
+            filled = fill_in(node, g.values, g.dtype, shapes, sent, outputs)
         self.filled[f.node] = filled
         return filled
 
