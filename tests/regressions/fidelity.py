@@ -309,11 +309,33 @@ class Moment:
 _LAZY = torch.nn.parameter.UninitializedTensorMixin
 
 
-def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch.Tensor]]:
-    """Names as the trace spells them: ``x``, ``model.fc.weight``, ``bn.running_mean``, ``xs[0]``."""
+def _learners(v: Any) -> bool:
+    """An instance of a class the program itself defined (its module is the script's, or none with a file)."""
+    cls = type(v)
+    if not cls.__flags__ & (1 << 9) or issubclass(cls, (type, BaseException)):  # made by a class statement
+        return False
+    module = sys.modules.get(cls.__module__)
+    return cls.__module__ in ("__main__", "builtins") or module is None or not hasattr(module, "__file__")
+
+
+def _attributes(v: Any) -> list[tuple[str, Any]]:
+    """An object's attributes that do not start with ``_``: its ``__dict__``, then its slots."""
+    out = [(k, x) for k, x in getattr(v, "__dict__", {}).items() if not k.startswith("_")]
+    for cls in type(v).__mro__:
+        for k, d in vars(cls).items():
+            if isinstance(d, types.MemberDescriptorType) and not k.startswith("_") and hasattr(v, k):
+                out.append((k, getattr(v, k)))
+    return out
+
+
+def named_tensors(ns: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, torch.Tensor]]:
+    """Names as the trace spells them: ``x``, ``model.fc.weight``, ``bn.running_mean``, ``xs[0]``, ``p.w``
+    (an object of a class the program defined; objects and lists in it down to three levels)."""
     out: list[tuple[str, torch.Tensor]] = []
     for k, v in list(ns.items()):
         if not isinstance(k, str) or k.startswith("_") or (not prefix and k in ("In", "Out")):
+            continue
+        if depth and not isinstance(v, (torch.Tensor, torch.nn.Module, list, tuple, dict)) and not _learners(v):
             continue
         if isinstance(v, torch.Tensor):
             out.append((prefix + k, v))
@@ -321,10 +343,16 @@ def named_tensors(ns: dict[str, Any], prefix: str = "") -> list[tuple[str, torch
             out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters() if not isinstance(t, _LAZY)]
             out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None and not isinstance(t, _LAZY)]
         elif isinstance(v, (list, tuple)):
-            out += [(f"{prefix}{k}[{i}]", t) for i, t in enumerate(v[:64]) if isinstance(t, torch.Tensor)]
+            for i, t in enumerate(v[:64]):
+                if isinstance(t, torch.Tensor):
+                    out.append((f"{prefix}{k}[{i}]", t))
+                elif depth < 3 and _learners(t):
+                    out += named_tensors(dict(_attributes(t)), f"{prefix}{k}[{i}].", depth + 1)
         elif isinstance(v, dict):
             out += [(f"{prefix}{k}[{key!r}]", t) for key, t in list(v.items())[:64]
                     if isinstance(t, torch.Tensor) and isinstance(key, (str, int))]
+        elif depth < 3 and _learners(v):
+            out += named_tensors(dict(_attributes(v)), f"{prefix}{k}.", depth + 1)
     return out
 
 

@@ -1134,7 +1134,7 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], moved_at: list[
         if type(key) is not str:
             return False
         hit = parts.get(key)
-        if hit is None or hit[2] or safe.is_a(now, _SHOWING):
+        if hit is None or hit[2] or safe.is_a(now, _SHOWING) or safe.is_learner_object(now):
             return False
         moved.append((i, key, now))
     whole = False
@@ -1264,15 +1264,15 @@ def _entries_of(name: str, value: Any, prefix: str) -> list[tuple[str, Any, bool
     full = prefix + name
     if safe.is_a(value, torch.Tensor):
         return [] if safe.is_lazy(value) else [(full, _hold(value), False)]
-    if safe.is_a(value, tuple):  # cannot change: read once
-        found: list[tuple[str, torch.Tensor]] = []
+    if safe.is_a(value, tuple) and not any(safe.is_learner_object(v) for v in value[:MAX_CONTAINER_ITEMS]):
+        found: list[tuple[str, torch.Tensor]] = []  # cannot change: read once
         try:
             _collect_one(full, value, found)
         except Exception:
             return []
         return [(n, _hold(t), False) for n, t in found]
-    if safe.is_a(value, (torch.nn.Module, list, dict)):
-        return [(full, _hold(value), True)]
+    if safe.is_a(value, (torch.nn.Module, list, tuple, dict)) or safe.is_learner_object(value):
+        return [(full, _hold(value), True)]  # (a tuple of objects: their attributes may change)
     return []
 
 
@@ -1298,7 +1298,15 @@ def _weak(obj: Any) -> Callable[[], Any]:
         return _never
 
 
-def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
+#: how deep the learner's own objects are looked into: ``mlp.layers[0].W`` (an object, a list, an object)
+MAX_OBJECT_DEPTH = 3
+
+
+def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]], depth: int = 0) -> None:
+    """The tensors ``value`` shows under ``name``: itself, a module's parameters and buffers, a list's or
+    dict's items, a learner object's attributes (``p.w``; the objects, modules and lists in them too, down to
+    :data:`MAX_OBJECT_DEPTH`). A module in an object is listed afresh each time: a listing kept for it
+    would keep it alive after the object is gone."""
     if safe.is_a(value, torch.Tensor):
         if not safe.is_lazy(value):
             out.append((name, value))
@@ -1309,14 +1317,21 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> 
             out.append((f"{name}.{bname}", b))
     elif safe.is_a(value, (list, tuple)):
         for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
-            if safe.is_a(item, torch.Tensor) and not safe.is_lazy(item):
-                out.append((f"{name}[{i}]", item))
+            if safe.is_a(item, torch.Tensor):
+                if not safe.is_lazy(item):
+                    out.append((f"{name}[{i}]", item))
+            elif depth < MAX_OBJECT_DEPTH and safe.is_learner_object(item):  # ``layers = [Linear(2, 3), ...]``
+                _collect_one(f"{name}[{i}]", item, out, depth + 1)
     elif safe.is_a(value, dict):
         for i, (key, item) in enumerate(list(value.items())):
             if i >= MAX_CONTAINER_ITEMS:
                 break
             if safe.is_a(item, torch.Tensor) and safe.is_a(key, (str, int)) and not safe.is_lazy(item):
                 out.append((f"{name}[{safe.safe_repr(key)}]", item))
+    elif depth < MAX_OBJECT_DEPTH and safe.is_learner_object(value):
+        for attr, item in safe.object_items(value)[:MAX_CONTAINER_ITEMS]:
+            if safe.is_a(item, (torch.Tensor, torch.nn.Module, list, tuple, dict)) or safe.is_learner_object(item):
+                _collect_one(f"{name}.{safe.clean(attr)}", item, out, depth + 1)
 
 
 _MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,

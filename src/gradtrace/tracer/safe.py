@@ -12,6 +12,8 @@ no object can make raise, never ``obj.__class__``.
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,6 +80,57 @@ def is_a(obj: Any, cls: type | tuple[type, ...]) -> bool:
 def is_lazy(t: Any) -> bool:
     """True for a parameter or buffer that has no shape yet (``nn.LazyLinear`` before its first call)."""
     return is_a(t, _LAZY)
+
+
+#: a class made by a ``class`` statement (not one of C, as ``int``)
+_HEAPTYPE = 1 << 9
+_type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, read without its metaclass
+_MEMBER = types.MemberDescriptorType
+#: the module names a class defined by the learner's code has: a script's or notebook's, or code run without one
+_LEARNER_MODULES = ("__main__", "builtins")
+
+
+def is_learner_object(obj: Any) -> bool:
+    """True for an instance of a class the learner's code defined (``class Linear: ...`` in a script, a
+    notebook or a traced source), whose attributes may hold tensors: ``p.w``. Tensors, modules, lists and
+    dicts are told apart before; a class of a library (a file-backed module) is not the learner's."""
+    cls = type(obj)
+    if not cls.__flags__ & _HEAPTYPE or issubclass(cls, (type, BaseException)):
+        return False
+    try:
+        module = _type_dict(cls).get("__module__")
+    except Exception:
+        return False
+    if type(module) is not str:
+        return False
+    if module in _LEARNER_MODULES:
+        return True
+    found = sys.modules.get(module)  # (code run with a ``__name__`` of its own: no module, or one without a file)
+    return found is None or "__file__" not in getattr(found, "__dict__", {"__file__": None})
+
+
+def object_items(obj: Any) -> list[tuple[str, Any]]:
+    """An object's own attributes, from its ``__dict__`` and its ``__slots__``, read without running its code
+    (no ``__getattr__``, no property); names starting with ``_`` are left out, as for any name."""
+    out: list[tuple[str, Any]] = []
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        own = None
+    if type(own) is dict:
+        out += [(k, v) for k, v in list(own.items()) if type(k) is str and not k.startswith("_")]
+    for cls in type(obj).__mro__[:-1]:
+        try:
+            members = _type_dict(cls)
+        except Exception:
+            continue
+        for k, d in list(members.items()):
+            if type(d) is _MEMBER and type(k) is str and not k.startswith("_"):
+                try:
+                    out.append((k, d.__get__(obj, cls)))
+                except Exception:  # a slot not set
+                    continue
+    return out
 
 
 def name_items(ns: Any) -> Iterator[tuple[str, Any]]:
