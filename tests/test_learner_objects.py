@@ -85,3 +85,17 @@ def test_a_from_scratch_layer_is_named_by_its_attributes() -> None:
         tid = last.bindings[f"layers[{i}].W"]
         assert last.tensors[tid].shape == tuple(ns["layers"][i].W.shape)
     assert last.bindings["layers[0].W"] != last.bindings["layers[1].W"]
+
+
+def test_a_class_is_not_kept_alive_by_the_reading() -> None:
+    import gc
+    import weakref
+
+    ns: dict = {}
+    obj = _made("import torch\nclass C:\n    __slots__ = ('t',)\nobj = C()\nobj.t = torch.ones(1)\n", ns)
+    assert [k for k, _v in safe.object_items(obj)] == ["t"]
+    gone = weakref.ref(type(obj))
+    del obj
+    ns.clear()
+    gc.collect()
+    assert gone() is None

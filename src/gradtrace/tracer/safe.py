@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,18 +120,36 @@ def object_items(obj: Any) -> list[tuple[str, Any]]:
         own = None
     if type(own) is dict:
         out += [(k, v) for k, v in list(own.items()) if type(k) is str and not k.startswith("_")]
-    for cls in type(obj).__mro__[:-1]:
-        try:
-            members = _type_dict(cls)
-        except Exception:
-            continue
-        for k, d in list(members.items()):
-            if type(d) is _MEMBER and type(k) is str and not k.startswith("_"):
-                try:
-                    out.append((k, d.__get__(obj, cls)))
-                except Exception:  # a slot not set
-                    continue
+    cls = type(obj)
+    slots = _slots_of(cls)
+    if slots:
+        mro = cls.__mro__
+        for k, at in slots:
+            try:
+                out.append((k, _type_dict(mro[at])[k].__get__(obj, mro[at])))
+            except Exception:  # a slot not set
+                continue
     return out
+
+
+#: a class's slots as (name, the place in its ``__mro__`` of the class that made it): names and numbers only,
+#: so that the class is not kept alive by its entry
+_SLOTS: weakref.WeakKeyDictionary[type, tuple[tuple[str, int], ...]] = weakref.WeakKeyDictionary()
+
+
+def _slots_of(cls: type) -> tuple[tuple[str, int], ...]:
+    found = _SLOTS.get(cls)
+    if found is None:
+        slots = []
+        for at, owner in enumerate(cls.__mro__[:-1]):
+            try:
+                members = _type_dict(owner)
+            except Exception:
+                continue
+            slots += [(k, at) for k, d in list(members.items())
+                      if type(d) is _MEMBER and type(k) is str and not k.startswith("_")]
+        found = _SLOTS[cls] = tuple(slots)  # (a class's slots are fixed when it is made)
+    return found
 
 
 def name_items(ns: Any) -> Iterator[tuple[str, Any]]:
