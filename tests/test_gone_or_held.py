@@ -65,7 +65,7 @@ def test_a_tensor_nothing_holds_is_said_gone() -> None:
     assert '"held_elsewhere"' not in trace.to_json()  # written only when true
 
 
-def test_a_tensor_a_deleted_name_left_in_a_slot_is_held_elsewhere() -> None:
+def test_a_tensor_a_deleted_name_left_in_a_slot_is_held_by_the_slot_s_name() -> None:
     trace, printed = _run(
         "import torch, weakref\n"
         "class Box:\n"
@@ -78,7 +78,22 @@ def test_a_tensor_a_deleted_name_left_in_a_slot_is_held_elsewhere() -> None:
     )
     assert printed == ["True"]
     step, event = _let_go(trace, "del a")
-    # a slot of an object is not a name the step shows: the tensor is held out of sight
+    # a slot of the program's own object is a name (box.t): the tensor is held by it
+    assert (event.kind, event.held_by_names, event.held_elsewhere) == ("unbind", ("box.t",), False)
+
+
+def test_a_tensor_a_deleted_name_left_in_a_library_object_is_held_elsewhere() -> None:
+    trace, printed = _run(
+        "import torch, types\n"
+        "box = types.SimpleNamespace()\n"
+        "a = torch.ones(2) * 3\n"
+        "box.t = a\n"
+        "del a\n"
+        "print(box.t is not None)\n"
+    )
+    assert printed == ["True"]
+    step, event = _let_go(trace, "del a")
+    # an object of a library's class is not looked into: the tensor is held out of sight, not gone
     assert (event.kind, event.held_by_names, event.held_elsewhere) == ("unbind", (), True)
 
 
