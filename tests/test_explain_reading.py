@@ -131,10 +131,8 @@ def test_a_backward_that_raised_says_it_stopped():
     assert "stopped with" not in walkthrough_of(step, event).to_text() + "\n".join(reverse_lines(step))
 
 
-UNNAMED = ("import torch\n"
-           "class Box:\n"
-           "    pass\n"
-           "box = Box()\n"
+UNNAMED = ("import torch, types\n"
+           "box = types.SimpleNamespace()\n"  # (a library's object: not looked into, so box.h is no name)
            "x = torch.tensor([1., 2.], requires_grad=True)\n"
            "box.h = x * 1\n"
            "y = box.h * box.h\n"
@@ -152,6 +150,16 @@ def test_a_stale_input_no_name_holds_is_still_called_an_input():
     nid = next(c for c in e.culprits if c.startswith("n"))
     assert trace.last.nodes[nid].name == node.name()
     assert f"{nid} {node.name()} saved its input (a tensor no name holds)" in e.why
+
+
+def test_a_stale_input_an_object_of_the_program_holds_is_called_by_its_name():
+    source = UNNAMED.replace("import torch, types\n", "import torch\nclass Box:\n    pass\n").replace(
+        "types.SimpleNamespace()", "Box()")
+    trace = gradtrace.trace_code(source, raise_errors=False)
+    e = explain_error(trace)
+    nid = next(c for c in e.culprits if c.startswith("n"))
+    tid = trace.last.bindings["box.h"]
+    assert f"{nid} {trace.last.nodes[nid].name} saved its input {tid} (box.h)" in e.why, e.why
 
 
 @pytest.mark.parametrize("make", ["torch.tensor(2., requires_grad=True)", "torch.tensor([2.], requires_grad=True)",
