@@ -113,6 +113,18 @@ FOCUS_JS = """() => {
 }"""
 
 
+# resolves after n animation frames: a resize is handled (the ResizeObserver fires in the frame after it, and the
+# refit it asks for comes the frame after that), and presenter mode's settling too
+FRAMES_JS = """(n) => new Promise((done) => {
+  const next = () => (--n > 0 ? requestAnimationFrame(next) : done());
+  requestAnimationFrame(next);
+})"""
+
+
+def frames(page: Any, n: int = 3) -> None:
+    page.evaluate(FRAMES_JS, n)
+
+
 def wait_level(page: Any, not_level: int) -> None:
     page.wait_for_function(f"() => parseInt(document.querySelector('.gt-zoomlevel').textContent, 10) !== {not_level}")
 
@@ -211,7 +223,7 @@ def test_a_chosen_zoom_sticks_across_steps_until_fit(stepper: Any) -> None:
     assert look(page)["level"] == smaller["level"]
     # a resize leaves a chosen zoom alone
     page.set_viewport_size(WIDE)
-    page.wait_for_timeout(200)
+    frames(page)  # the resize handled
     assert look(page)["level"] == smaller["level"]
     page.set_viewport_size(SMALL)
     # fit (0): the whole picture again, and it stays fitted across steps
@@ -244,7 +256,7 @@ def test_presenter_mode_gives_the_zoom_back(stepper: Any) -> None:
         page.evaluate(WATCH_LEVEL_JS)
         page.keyboard.press("Escape")
         page.wait_for_function("() => document.querySelector('.gt-zoomlevel').dataset.mode !== 'present'")
-        page.wait_for_timeout(150)  # a refit of the box left would come within a frame or two
+        frames(page)  # a refit of the box left would come within a frame or two
         after = look(page)
         assert (after["level"], after["mode"]) == (before["level"], before["mode"]), (before, after)
         # and never another zoom on the way: measured while full screen was still being left, the box was the
