@@ -267,6 +267,46 @@ def test_presenter_mode_gives_the_zoom_back(stepper: Any) -> None:
             assert after["outside"] == [] and after["level"] == auto["level"], after
 
 
+READOUT_JS = "() => [document.querySelector('.gt-zoomlevel').textContent, document.querySelector('.gt-zoomlevel')" \
+    ".dataset.mode]"
+# a second key pressed at once after a key (keys: {first: second}): dispatched right after the stepper has handled
+# the first, before the page draws another frame
+AT_ONCE_JS = """(keys) => document.addEventListener('keydown', (e) => {
+  const then = keys[e.key];
+  const press = () => e.target.dispatchEvent(new KeyboardEvent('keydown', {key: then, bubbles: true}));
+  if (then && e.isTrusted) queueMicrotask(press);
+})"""
+
+
+def test_a_zoom_key_pressed_as_presenter_mode_starts_or_ends_counts(stepper: Any) -> None:
+    """f then + at once, Escape then - at once: each zoom key counts as if pressed once the screen has changed.
+    They were lost when pressed before that (now and then by hand): the fit on entering and the zoom given back
+    on leaving replaced them."""
+    film = make_film(traced(LINEAR))
+    page = stepper(film, view=SMALL)
+    page.keyboard.press("f")
+    page.wait_for_function("() => document.fullscreenElement")
+    frames(page)
+    page.keyboard.press("+")
+    entered = page.evaluate(READOUT_JS)
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.fullscreenElement")
+    frames(page)
+    page.keyboard.press("-")
+    left = page.evaluate(READOUT_JS)
+    assert entered[1] == "present" and left[1] == "user", (entered, left)
+    page = stepper(film, view=SMALL)
+    page.evaluate(AT_ONCE_JS, {"f": "+", "Escape": "-"})
+    page.keyboard.press("f")
+    page.wait_for_function("() => document.fullscreenElement")
+    frames(page)
+    assert page.evaluate(READOUT_JS) == entered
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.fullscreenElement")
+    frames(page)
+    assert page.evaluate(READOUT_JS) == left
+
+
 def test_a_resize_fits_again(stepper: Any) -> None:
     page = stepper(make_film(traced(SQUARE)), view=WIDE)
     page.keyboard.press("End")

@@ -269,7 +269,9 @@ def test_presenter_mode_answers_the_keys(stepper: Any, artifacts: Path) -> None:
     step = lambda: int(page.get_attribute(".gt-root", "data-step") or -1)  # noqa: E731
     page.keyboard.press("f")
     root = page.locator(".gt-root")
-    page.wait_for_function("() => document.querySelector('.gt-root').classList.contains('gt-present')")
+    # presenter mode's zoom is shown once the screen has changed (a zoom key pressed before that counts after it)
+    page.wait_for_function("() => document.querySelector('.gt-zoomlevel').dataset.mode === 'present'")
+    assert "gt-present" in (root.get_attribute("class") or "")
     box = root.bounding_box()
     assert box is not None and box["width"] >= VIEW["width"] - 1 and box["height"] >= VIEW["height"] - 1
     assert float(page.evaluate("getComputedStyle(document.querySelector('.gt-root')).fontSize")[:-2]) >= 18

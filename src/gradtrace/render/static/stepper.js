@@ -1019,6 +1019,8 @@ function viewControl(v, picture, redraw) {
   const doc = root.ownerDocument;
   const win = doc.defaultView;
   const s = { zoom: 1, present: false, mode: "auto", before: null, refits: 0 };
+  let changing = 0; // presenter mode entered or left, the screen not changed yet
+  const queued = []; // zoom keys pressed meanwhile
   const said = { auto: "fitted to the space, no smaller than " + Math.round(AUTO_FLOOR * 100) + "% (+ or - to choose)",
     fit: "fitted to the space (0)", user: "as chosen with + and - (0 fits)" };
 
@@ -1061,6 +1063,10 @@ function viewControl(v, picture, redraw) {
   }
 
   function zoomBy(d) {
+    if (changing) { // the screen is changing (presenter mode entered or left): the key counts once it has
+      queued.push(d);
+      return;
+    }
     if (d === 0) {
       s.mode = "fit";
       s.zoom = fit(0.25) || 1;
@@ -1079,8 +1085,12 @@ function viewControl(v, picture, redraw) {
     if (s.present && !was) s.before = { mode: s.mode, zoom: s.zoom };
     root.classList.toggle("gt-present", s.present);
     // fitted once the screen has changed: measured while full screen is still being left, the box is the whole
-    // screen's and an "auto" zoom came back too large for a moment
+    // screen's and an "auto" zoom came back too large for a moment. A zoom key pressed meanwhile (f then + at
+    // once) counts after that, as if pressed a moment later: done before, the fit or the zoom given back
+    // replaced it
+    changing += 1;
     const settle = () => requestAnimationFrame(() => {
+      changing -= 1;
       if (s.present) s.zoom = fit(1) || 1;
       else if (s.before) {
         s.mode = s.before.mode;
@@ -1089,6 +1099,7 @@ function viewControl(v, picture, redraw) {
       }
       apply();
       redraw(); // which fits again, in the "auto" and "fit" modes, for the box left
+      if (!changing) for (const d of queued.splice(0)) zoomBy(d);
     });
     if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
       root.requestFullscreen().catch(() => {}).then(settle);
