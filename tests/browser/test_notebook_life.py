@@ -397,7 +397,9 @@ def test_a_widget_drawn_from_saved_state_offers_no_kernel_unfolding(life: Lab, b
             page.screenshot(path=str(artifacts / "lab-unfold-saved-failure.png"))
             raise
         to_end(page, root)
-        page.wait_for_timeout(6_000)  # longer than the stepper waits to hear from a kernel
+        # until the stepper has stopped waiting to hear from a kernel (5 s after it was drawn; a loaded machine
+        # may take longer, or draw it again)
+        page.wait_for_function("(r) => r.dataset.kernel === 'gone'", arg=root.element_handle(), timeout=60_000)
         tips = root.evaluate(FOLDED_TIPS)
         assert tips and all(t == "folded (no unfolded picture at this step)" for _, t in tips), tips
         dom = tips[0][0]

@@ -1466,7 +1466,13 @@ export function mount(el, film, options = {}) {
     render();
   }, typeof options.ask === "function" ? options.ask : null);
   if (typeof options.ask === "function" && typeof options.ask.onState === "function") {
-    cleanups.push(options.ask.onState(() => render())); // tooltips say what a click does once the kernel is heard
+    // tooltips say what a click does once the kernel is heard; data-kernel says whether one answers
+    // ("unknown" until it is heard or the wait for it ends, then "live" or "gone")
+    root.dataset.kernel = typeof options.ask.state === "function" ? options.ask.state() : "live";
+    cleanups.push(options.ask.onState((now) => {
+      root.dataset.kernel = now;
+      render();
+    }));
   }
   graph.parentNode.insertBefore(unfold.el, graph);
   el.appendChild(v.host);
