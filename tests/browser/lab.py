@@ -85,25 +85,47 @@ class Lab:
             path.write_text(json.dumps(values), encoding="utf-8")
         self.workspaces.mkdir(parents=True, exist_ok=True)
 
-    def start(self, timeout: float = 90.0) -> Lab:
+    def start(self, timeout: float = 90.0, tries: int = 3) -> Lab:
+        """Start the server and wait until it answers; on another free port when its port was taken meanwhile
+        (the port is free when chosen, and another process may bind it before the server, seconds later, does)."""
         self.write_settings()
         env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(self.runtime), PYTHONUNBUFFERED="1")
         env.pop("GRADTRACE_WIDGET", None)
-        log = open(self.log_path, "wb")  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        for attempt in range(tries):
+            log = open(self.log_path, "wb")  # noqa: SIM115 - closed with the process
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            log.close()  # the child holds its own copy
+            if self._answers(timeout):
+                return self
+            if self.port_taken() and attempt < tries - 1:
+                self.port = free_port()
+                continue
+            break
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}: {self.log_tail()}")
+        self.stop()
+        raise RuntimeError(f"jupyter lab did not answer within {timeout:g}s: {self.log_tail()}")
+
+    def _answers(self, timeout: float) -> bool:
+        """Whether the server answers within ``timeout`` seconds (False at once when it exits)."""
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}: {self.log_tail()}")
+                return False
             try:
                 with urllib.request.urlopen(self.url("api/status"), timeout=2) as r:
                     if r.status == 200:
-                        return self
+                        return True
             except (urllib.error.URLError, OSError):
                 time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"jupyter lab did not answer within {timeout:g}s: {self.log_tail()}")
+        return False
+
+    def port_taken(self) -> bool:
+        """Whether the server exited because its port was in use (jupyter_server says so in its log)."""
+        return self.proc is not None and self.proc.poll() is not None and \
+            f"port {self.port} is not available" in self.log_tail(20_000)
 
     def stop(self) -> None:
         """Terminate the server (its PID, then its process group's stragglers), then kill if needed."""
