@@ -115,6 +115,10 @@ def test_a_group_inside_an_unfolded_group_unfolds_one_level_further(page: Any, t
     assert frames(page) == []
 
 
+# presenter mode's zoom shown (set once the screen has changed)
+PRESENTING = "() => document.querySelector('.gt-zoomlevel').dataset.mode === 'present'"
+
+
 def test_keyboard_and_breadcrumb_reach_every_level(page: Any, tiny: Any, artifacts: Path) -> None:
     _, film, _ = tiny
     dom, outer, inner_dom, inner = nested(film)
@@ -132,12 +136,15 @@ def test_keyboard_and_breadcrumb_reach_every_level(page: Any, tiny: Any, artifac
     back = page.locator(".gt-unfold button", has_text="fold again")
     assert back.get_attribute("aria-label") == f"fold {short(inner['label'])} again (Esc)"
     page.keyboard.press("F")  # presenter mode: the projector
-    page.wait_for_timeout(300)
+    page.wait_for_function(PRESENTING)
     page.screenshot(path=str(artifacts / "page-unfold-level2-presenter.png"))
     page.keyboard.press("Escape")  # leaves one level first
     page.wait_for_function("() => document.querySelectorAll('.gt-graph svg g[id^=\"gt-unfolded\"]').length === 1")
     page.keyboard.press("Escape")
     page.keyboard.press("Escape")
+    # presenter mode left: the zoom of before is given back once the screen has changed, moving every box; a
+    # click aimed before that could land beside the box
+    page.wait_for_function(f"() => !({PRESENTING})()")
     # the breadcrumb goes back to any level: open two levels, then "folded picture" by keyboard
     page.locator(f".gt-graph svg g[id='{dom}']").click()
     page.locator(f".gt-graph svg g[id='{inner_dom}']").click()
