@@ -240,6 +240,16 @@ def run_all(page: Any, timeout: float = 120_000) -> None:
     wait_idle(page, timeout)
 
 
+def give_keys(page: Any, root: Any) -> None:
+    """A click on a notebook stepper's status line (not a control), then wait until the stepper has the keyboard.
+
+    The stepper takes the focus a moment after the click (after JupyterLab's own mousedown handling): a key
+    pressed before that goes to JupyterLab.
+    """
+    root.locator(".gt-status").click()
+    page.wait_for_function("(r) => r.contains(document.activeElement)", arg=root.element_handle())
+
+
 def new_page(browser: Any, **options: Any) -> tuple[Any, Any, Guard]:
     """A fresh context and page, guarded: outside requests aborted and recorded, dialogs recorded."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, **options)

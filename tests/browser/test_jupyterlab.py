@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import torch
-from lab import Lab, lesson01_facts, new_page, open_notebook, run_all
+from lab import Lab, give_keys, lesson01_facts, new_page, open_notebook, run_all
 from test_stepper_fit import LOOK_JS
 from test_stepper_page import FLOOR, TEXT_PX
 
@@ -98,7 +98,7 @@ def check_stepping(page: Any, root: Any, on_focus: Any = None) -> None:
     assert "gt-k-leaf" in leaf["cls"] and num(FACTS["leaf"]) in leaf["text"]
     assert not any(FACTS["node"] in v["text"] for v in before.values()), before
 
-    root.locator(".gt-status").click()  # a click on the stepper (not a control) gives it the keyboard
+    give_keys(page, root)  # a click on the stepper (not a control) gives it the keyboard
     if on_focus is not None:
         on_focus()
     page.keyboard.press("ArrowRight")
@@ -133,7 +133,7 @@ def check_before_after(page: Any, root: Any) -> None:
     assert any(t.endswith(f"→ {num(FACTS['x_grad'])}") for t in tags), tags
     changed = [k for k, v in after.items() if "gt-diff-grad" in v["cls"].split()]
     assert any(grad in after[k]["text"] for k in changed), after
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("b")  # the other state: just before backward()
     page.wait_for_function("(r) => r.querySelector('.gt-banner').textContent.startsWith('BEFORE')",
                            arg=root.element_handle())
@@ -286,7 +286,7 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
     page = lesson01
     facts = lesson01_facts()
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("End")
     meet = f"{facts['d3']:g} + {facts['d2']:g} = {facts['grad']:g}"
     line = root.locator(".gt-revline.gt-current", has_text=meet).first
@@ -318,7 +318,7 @@ def test_the_widget_fits_its_picture(lesson01: Any) -> None:
     step; a zoom chosen with + stays across steps, and 0 fits again."""
     page = lesson01
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("Home")
     got = root.evaluate(LOOK_JS)
     assert got["drawing"][0] > got["room"][0], got  # wider than its box at 100%: the case this is about
@@ -343,7 +343,7 @@ def test_the_widget_fits_its_picture(lesson01: Any) -> None:
 def test_presenter_mode_in_jupyterlab(lesson01: Any) -> None:
     page = lesson01
     root = page.locator(".jp-OutputArea-output .gt-widget .gt-root").first
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("Home")
     page.keyboard.press("f")
     page.wait_for_function("(r) => r.classList.contains('gt-present')", arg=root.element_handle())

@@ -23,6 +23,7 @@ from lab import (
     QUIZ,
     SETUP,
     Lab,
+    give_keys,
     new_page,
     open_alone,
     quiz_grad,
@@ -107,7 +108,7 @@ SVG_TEXTS = "(root) => [...root.querySelectorAll('.gt-graph svg text')].map(t =>
 
 
 def to_end(page: Any, root: Any) -> None:
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("End")
     last = page.wait_for_function("(r) => r.dataset.step !== '0' && r.dataset.step", arg=root.element_handle())
     assert last
@@ -115,7 +116,7 @@ def to_end(page: Any, root: Any) -> None:
 
 def check_steps(page: Any, root: Any) -> None:
     """The stepper answers the keyboard: ArrowRight moves from step 0 to 1."""
-    root.locator(".gt-status").click()
+    give_keys(page, root)
     page.keyboard.press("Home")
     page.wait_for_function("(r) => r.dataset.step === '0'", arg=root.element_handle())
     page.keyboard.press("ArrowRight")

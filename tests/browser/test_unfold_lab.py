@@ -18,7 +18,7 @@ from typing import Any
 
 import lab as jl
 import tiny_models
-from lab import Lab, new_page, run_all, wait_idle
+from lab import Lab, give_keys, new_page, run_all, wait_idle
 
 VIEW = {"width": 1280, "height": 720}
 
@@ -144,7 +144,7 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         assert roots.count() == 2
         # 1. a view the stepper carries: open at once, no kernel asked
         carried = roots.nth(0)
-        carried.locator(".gt-status").click()
+        give_keys(page, carried)
         page.keyboard.press("End")
         carried.evaluate(WATCH_BUSY)
         click_folded(carried, labels["h.0"])
@@ -158,7 +158,7 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         # 2. a stepper that carries none: the kernel lays out each group on click, one level at a time
         asked = roots.nth(1)
         asked.scroll_into_view_if_needed()
-        asked.locator(".gt-status").click()
+        give_keys(page, asked)
         page.keyboard.press("End")
         asked.evaluate(WATCH_BUSY)
         click_folded(asked, labels["h.0"])
@@ -193,7 +193,7 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         page.keyboard.press("End")
         # 3. the kernel is gone: the stepper says so plainly
         jl.stop_kernels(lab)
-        asked.locator(".gt-status").click()
+        give_keys(page, asked)
         click_folded(asked, labels["h.1"])
         said = asked.locator(".gt-unfold-words")
         page.wait_for_function("(e) => /no kernel answered/.test(e.textContent)", arg=said.element_handle(),
