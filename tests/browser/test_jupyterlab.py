@@ -240,6 +240,19 @@ def test_nbconvert_export_steps_without_kernel(executed: Any, lab: Lab, browser:
                                                                                 guard.errors)
 
 
+# resolves once the element's box has stayed put for n animation frames (at most 600 frames: then the checks
+# after it say where it was)
+STILL_JS = """(el, n) => new Promise((done) => {
+  let last = null, still = 0, left = 600;
+  const look = () => {
+    const r = el.getBoundingClientRect(), now = [r.top, r.left, r.width, r.height].join();
+    still = now === last ? still + 1 : 0;
+    last = now;
+    if (still >= n || --left <= 0) done(); else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})"""
+
 BOTH_IN_VIEW_JS = """([graph, line]) => {
   const panel = graph.closest('.jp-WindowedPanel-outer') || graph.closest('.jp-Notebook') || document.body;
   const box = panel.getBoundingClientRect();
@@ -292,7 +305,7 @@ def test_lesson01_backward_step_fits_the_projector(lesson01: Any, artifacts: Pat
     line = root.locator(".gt-revline.gt-current", has_text=meet).first
     line.wait_for()
     root.evaluate("r => r.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(300)
+    root.evaluate(STILL_JS, 5)  # JupyterLab lays out the cells around a scroll a frame or more later
     got = page.evaluate(BOTH_IN_VIEW_JS, [root.locator(".gt-graph").element_handle(), line.element_handle()])
     assert got["inside"], got
     assert got["graphTop"] >= got["top"] - 0.5 and got["lineBottom"] <= got["bottom"] + 0.5, got
