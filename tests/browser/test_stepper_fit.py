@@ -307,6 +307,23 @@ def test_a_zoom_key_pressed_as_presenter_mode_starts_or_ends_counts(stepper: Any
     assert page.evaluate(READOUT_JS) == left
 
 
+def test_f_pressed_twice_at_once_leaves_no_full_screen(stepper: Any) -> None:
+    """f f at once: presenter mode entered and left before the screen changed. Full screen came a moment later
+    all the same, over a stepper no longer in presenter mode (its zoom and layout those of the page)."""
+    page = stepper(make_film(traced(LINEAR)), view=SMALL)
+    before = page.evaluate(READOUT_JS)
+    page.evaluate("() => { window.gtScreens = 0; document.addEventListener('fullscreenchange', () => "
+                  "{ window.gtScreens += 1; }); }")
+    page.evaluate(AT_ONCE_JS, {"f": "f"})
+    page.keyboard.press("f")
+    # the browser grants the first f full screen, a moment later: it must be left again
+    page.wait_for_function("() => window.gtScreens >= 2")
+    frames(page)
+    assert page.evaluate("() => [document.fullscreenElement, window.gtScreens]") == [None, 2]
+    assert page.evaluate(READOUT_JS) == before
+    assert "gt-present" not in (page.get_attribute(".gt-root", "class") or "")
+
+
 def test_a_resize_fits_again(stepper: Any) -> None:
     page = stepper(make_film(traced(SQUARE)), view=WIDE)
     page.keyboard.press("End")

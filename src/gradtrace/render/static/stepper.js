@@ -1102,7 +1102,11 @@ function viewControl(v, picture, redraw) {
       if (!changing) for (const d of queued.splice(0)) zoomBy(d);
     });
     if (s.present && root.requestFullscreen && doc.fullscreenElement !== root) {
-      root.requestFullscreen().catch(() => {}).then(settle);
+      root.requestFullscreen().catch(() => {}).then(() => {
+        // left again before the screen changed (f f at once): full screen came all the same; leave it
+        const left = !s.present && doc.fullscreenElement === root && doc.exitFullscreen;
+        return left ? doc.exitFullscreen().catch(() => {}) : undefined;
+      }).then(settle);
     } else if (!s.present && doc.fullscreenElement === root && doc.exitFullscreen) {
       doc.exitFullscreen().catch(() => {}).then(settle);
     } else settle();
