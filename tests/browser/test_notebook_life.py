@@ -320,6 +320,9 @@ def test_quiz_answers_live_rearms_on_reload_and_says_what_to_run_without_its_ker
         page.keyboard.press("Control+Enter")  # run this cell, stay on it (no new cell below)
         page.wait_for_function(f"() => {{ const p = ({PROMPTS})()[1]; return p !== {before!r} && !p.includes('*'); }}")
         wait_idle(page)
+        # the prompt's number can come before the box is drawn (JupyterLab draws a widget once its model is
+        # fetched): the box first, then how many there are
+        page.locator(".gt-quiz-input").first.wait_for(timeout=60_000)
         assert page.locator(".gt-quiz-input").count() == 1
         assert "Right!" in answer(page, str(truth), "Right!")
         save(page)
