@@ -48,8 +48,9 @@ def summarize(t: torch.Tensor) -> Summary:
             dtype = t.dtype
             if dtype in _CAPTURED:
                 n = t.numel()
-                if 0 < n <= CAPTURE_MAX and t.is_contiguous() and not (t.is_conj() or t.is_neg()):
-                    raw = _string_at(t.data_ptr(), n * t.element_size())
+                ptr = t.data_ptr()  # 0: no memory (an efficient zero tensor): read below, the long way
+                if ptr and 0 < n <= CAPTURE_MAX and t.is_contiguous() and not (t.is_conj() or t.is_neg()):
+                    raw = _string_at(ptr, n * t.element_size())
                     captured = _new(Captured)
                     captured.__dict__.update(_raw=raw, _dtype=dtype, _shape=tuple(t.shape), _strides=None)
                     return captured
@@ -62,6 +63,8 @@ def summarize(t: torch.Tensor) -> Summary:
 
 
 def _summarize(t: torch.Tensor, capture: bool = True) -> Summary:
+    if t._is_zerotensor():  # owns no memory (``torch.func`` and forward AD save these): its values are 0
+        t = torch.zeros(t.shape, dtype=t.dtype)
     if capture and t.is_cpu and t.layout is _STRIDED:
         dtype = t.dtype
         if dtype in _CAPTURED:
