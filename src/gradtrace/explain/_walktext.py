@@ -72,8 +72,14 @@ def _step_lines(step: WalkStep) -> list[str]:
         lines.append(f"       grad in: {', '.join(_g(g) for g in step.grad_in)}")
     if step.hook:
         lines.append(f"       ({step.hook})")
+    had = dict(step.retained_before)
     for label, value in step.retained:
-        lines.append(f"       {label}.grad is kept (retain_grad): {value.text}")
+        old = had.get(label)
+        if old is not None and len(step.grad_in) == 1 and step.grad_in[0] is not None:
+            lines.append(f"       {label}.grad is kept (retain_grad): {old.text} (already in .grad) + "
+                         f"{step.grad_in[0].text} = {value.text}   (backward() adds to it, as to a leaf's)")
+        else:
+            lines.append(f"       {label}.grad is kept (retain_grad): {value.text}")
     if step.is_accumulate:
         lines += _accumulate_lines(step)
         return lines

@@ -72,7 +72,7 @@ def _one_pass(step: Step, event: Backward) -> list[str]:
             continue
         for text in _sends(node, flow, dtype, build.several):
             lines.append(f"      sends {text}")
-        retained = _retained(step, event, node, dtype)
+        retained = _retained(step, event, node, flow, dtype)
         if retained:
             lines.append(f"      {retained}")
         for i, edge in enumerate(node.inputs):
@@ -141,12 +141,18 @@ def _output_name(step: Step, node: NodeInfo) -> str:
     return node.id
 
 
-def _retained(step: Step, event: Backward, node: NodeInfo, dtype: str) -> str:
-    """The ``.grad`` a ``retain_grad()`` tensor whose grad_fn is ``node`` received, if any."""
+def _retained(step: Step, event: Backward, node: NodeInfo, flow: Flow, dtype: str) -> str:
+    """The ``.grad`` a ``retain_grad()`` tensor whose grad_fn is ``node`` received, if any: added to the
+    one it had, as a leaf's (a second ``backward()`` through a kept graph)."""
     for change in event.grads:
         info = step.tensors.get(change.tensor)
         if info is not None and info.grad_fn == node.id and info.retains_grad and change.after is not None:
-            return f"{_who(step, change.tensor)}.grad = {_txt(change.after, dtype)}   (kept by retain_grad())"
+            who, after = _who(step, change.tensor), _txt(change.after, dtype)
+            got = flow.grad_in[0] if len(flow.grad_in) == 1 else None
+            if change.before is not None and got is not None:
+                return (f"{who}.grad = {_txt(change.before, dtype)} + {_txt(got, dtype)} = {after}"
+                        "   (kept by retain_grad(); accumulates)")
+            return f"{who}.grad = {after}   (kept by retain_grad())"
     return ""
 
 

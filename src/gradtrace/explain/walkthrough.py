@@ -86,6 +86,9 @@ class WalkStep:
     hook: str | None = None
     #: what the nodes sent (summed where paths meet), before any hook changed it
     sent: GradValue | None = None
+    #: of :attr:`retained`, those whose ``.grad`` was there before this pass (a second ``backward()``
+    #: through a kept graph adds to it): their labels and that ``.grad``
+    retained_before: tuple[tuple[str, GradValue], ...] = ()
 
     @property
     def is_accumulate(self) -> bool:
@@ -313,14 +316,14 @@ class _Builder:
     # ---------------------------------------------------------------- building
     def steps(self) -> tuple[WalkStep, ...]:
         before, after = self._leaf_grads()
-        retained = self._retained()
+        retained, kept_before = self._retained()
         by_node = {f.node: f for f in self.flow}
         out = []
         for order, f in enumerate(self.flow, start=1):
             node = self.step.nodes[f.node]
             var = node.variable
             out.append(self._step(order, f, by_node, before.get(var or ""), after.get(var or ""),
-                                  tuple(retained.get(f.node, ()))))
+                                  tuple(retained.get(f.node, ())), tuple(kept_before.get(f.node, ()))))
         return tuple(out)
 
     def _leaf_grads(self) -> tuple[dict[str, GradValue | None], dict[str, GradValue | None]]:
@@ -337,17 +340,24 @@ class _Builder:
                 before[node.variable] = after[node.variable] = grad
         return before, after
 
-    def _retained(self) -> dict[str, list[tuple[str, GradValue]]]:
+    def _retained(self) -> tuple[dict[str, list[tuple[str, GradValue]]], dict[str, list[tuple[str, GradValue]]]]:
+        """Per node, the ``.grad`` of each ``retain_grad()`` tensor it made: after this pass, and before it
+        where it had one."""
         out: dict[str, list[tuple[str, GradValue]]] = {}
+        before: dict[str, list[tuple[str, GradValue]]] = {}
         for change in self.event.grads:
             info = self.step.tensors.get(change.tensor)
             if info is None or info.is_leaf or not info.retains_grad or info.grad_fn is None:
                 continue
             g = self.value(change.after, info.grad_fn)
             names = self.step.names_of(change.tensor)
+            label = names[0] if names else change.tensor
             if g is not None:
-                out.setdefault(info.grad_fn, []).append((names[0] if names else change.tensor, g))
-        return out
+                out.setdefault(info.grad_fn, []).append((label, g))
+                old = self.value(change.before, info.grad_fn)
+                if old is not None:
+                    before.setdefault(info.grad_fn, []).append((label, old))
+        return out, before
 
     def _parts(self, nid: str, by_node: Mapping[str, Flow]) -> tuple[tuple[Part, ...], str | None]:
         if nid in self.several:  # one gradient per output: nothing adds up (the step lists them)
@@ -371,7 +381,8 @@ class _Builder:
         return tuple(parts), f"{text} = {fmt_values(total.tolist(), parts[0].grad.dtype)}"
 
     def _step(self, order: int, f: Flow, by_node: Mapping[str, Flow], before: GradValue | None,
-              after: GradValue | None, retained: tuple[tuple[str, GradValue], ...]) -> WalkStep:
+              after: GradValue | None, retained: tuple[tuple[str, GradValue], ...],
+              kept_before: tuple[tuple[str, GradValue], ...] = ()) -> WalkStep:
         node = self.step.nodes[f.node]
         formula = formula_for(node.name)
         filled = self._fill(f)
@@ -392,7 +403,8 @@ class _Builder:
         grad_in = tuple(self.value(g, f.node) for g in f.grad_in)
         sent, hook = self._hooked(f.node, parts, grad_in)
         return WalkStep(order, f.node, node.name, self.labels.get(f.node, ""), grad_in, parts, parts_sum, rule,
-                        formula.reason if formula else "", tuple(outputs), note, before, after, retained, hook, sent)
+                        formula.reason if formula else "", tuple(outputs), note, before, after, retained, hook, sent,
+                        kept_before)
 
     def _hooked(self, nid: str, parts: tuple[Part, ...],
                 grad_in: tuple[GradValue | None, ...]) -> tuple[GradValue | None, str | None]:
