@@ -46,7 +46,9 @@ def fmt_number(v: Any, dtype: str = "float32") -> str:
         return "-0" if math.copysign(1.0, v) < 0 else "0"
     if v.is_integer() and abs(v) < 1e16:
         return str(int(v))  # every digit of an integral value is exact
-    if "float32" in dtype or "half" in dtype or "float16" in dtype or "bfloat16" in dtype:
+    if "float32" in dtype or "half" in dtype or "float16" in dtype or "bfloat16" in dtype or "complex64" in dtype:
+        # (a real number met where complex64 flows, e.g. the gradient ``polar`` sends to its float32
+        # inputs, is a float32: a complex64's parts are)
         text = _shortest(v, _f32)
     else:
         text = repr(v)
