@@ -343,11 +343,13 @@ def named_tensors(ns: dict[str, Any], prefix: str = "", depth: int = 0) -> list[
             out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_parameters() if not isinstance(t, _LAZY)]
             out += [(f"{prefix}{k}.{p}", t) for p, t in v.named_buffers() if t is not None and not isinstance(t, _LAZY)]
         elif isinstance(v, (list, tuple)):
+            fields = getattr(type(v), "_fields", ()) if isinstance(v, tuple) else ()  # a namedtuple's: ``p.w``
             for i, t in enumerate(v[:64]):
+                label = f"{prefix}{k}.{fields[i]}" if i < len(fields) else f"{prefix}{k}[{i}]"
                 if isinstance(t, torch.Tensor):
-                    out.append((f"{prefix}{k}[{i}]", t))
+                    out.append((label, t))
                 elif depth < 3 and _learners(t):
-                    out += named_tensors(dict(_attributes(t)), f"{prefix}{k}[{i}].", depth + 1)
+                    out += named_tensors(dict(_attributes(t)), f"{label}.", depth + 1)
         elif isinstance(v, dict):
             out += [(f"{prefix}{k}[{key!r}]", t) for key, t in list(v.items())[:64]
                     if isinstance(t, torch.Tensor) and isinstance(key, (str, int))]

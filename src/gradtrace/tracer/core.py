@@ -1316,12 +1316,14 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]], dep
         for bname, b in safe.named_buffers(value):  # running statistics, register_buffer
             out.append((f"{name}.{bname}", b))
     elif safe.is_a(value, (list, tuple)):
+        fields = _fields_of(value)
         for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
+            label = f"{name}.{fields[i]}" if i < len(fields) else f"{name}[{i}]"
             if safe.is_a(item, torch.Tensor):
                 if not safe.is_lazy(item):
-                    out.append((f"{name}[{i}]", item))
+                    out.append((label, item))
             elif depth < MAX_OBJECT_DEPTH and safe.is_learner_object(item):  # ``layers = [Linear(2, 3), ...]``
-                _collect_one(f"{name}[{i}]", item, out, depth + 1)
+                _collect_one(label, item, out, depth + 1)
     elif safe.is_a(value, dict):
         for i, (key, item) in enumerate(list(value.items())):
             if i >= MAX_CONTAINER_ITEMS:
@@ -1332,6 +1334,20 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]], dep
         for attr, item in safe.object_items(value)[:MAX_CONTAINER_ITEMS]:
             if safe.is_a(item, (torch.Tensor, torch.nn.Module, list, tuple, dict)) or safe.is_learner_object(item):
                 _collect_one(f"{name}.{safe.clean(attr)}", item, out, depth + 1)
+
+
+def _fields_of(value: Any) -> tuple[str, ...]:
+    """A namedtuple's field names (its tensors are named as the learner reads them: ``p.w``); else ``()``.
+
+    Read from the classes' own dicts: no attribute lookup that could run the program's code."""
+    if not safe.is_a(value, tuple) or type(value) is tuple:
+        return ()
+    for klass in type(value).__mro__:
+        fields = vars(klass).get("_fields")
+        if fields is not None:
+            ok = type(fields) is tuple and all(type(f) is str and f.isidentifier() for f in fields)
+            return fields if ok else ()
+    return ()
 
 
 _MODULE_LISTING = (torch.nn.Module.named_parameters, torch.nn.Module.named_buffers, torch.nn.Module.named_modules,
