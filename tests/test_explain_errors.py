@@ -84,6 +84,24 @@ def numpy_requires_grad():
     x.numpy()
 
 
+def resize_requires_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.resize_(1)
+
+
+def deepcopy_nonleaf():
+    import copy
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    copy.deepcopy(x * 2)
+
+
+def bool_ambiguous():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    if x > 0:
+        pass
+
+
 def blog_list():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     return 2 * x[0] * x[0] + 4 * x[1] * [1]
@@ -103,6 +121,9 @@ CASES = {
     inference_saved: "inference_saved",
     numpy_requires_grad: "numpy_requires_grad",
     blog_list: "list_index",
+    resize_requires_grad: "resize_requires_grad",
+    deepcopy_nonleaf: "deepcopy_nonleaf",
+    bool_ambiguous: "bool_ambiguous",
 }
 
 

@@ -159,6 +159,28 @@ _KNOWN = (
            "A NumPy array shares the tensor's memory but autograd cannot see what NumPy does with it, so the "
            "graph could be silently broken.",
            "Use t.detach().numpy() (shares memory, outside the graph) or t.detach().cpu().numpy()."),
+    _Known("resize_requires_grad", r"cannot resize variables that require grad",
+           "resize_() on a tensor that requires grad",
+           "resize_() was called on a tensor tracked by autograd (a leaf with requires_grad=True, or a tensor "
+           "computed from one); it is refused even under torch.no_grad().",
+           "resize_() changes how many numbers a tensor holds, and may keep old memory or leave new memory "
+           "unset. No gradient can pass through such a change, so autograd forbids it on tracked tensors.",
+           "Make a new tensor instead: x.reshape(...), x[:n], or torch.cat; or resize a copy outside the graph: "
+           "d = x.detach().clone(); d.resize_(n)."),
+    _Known("deepcopy_nonleaf", r"graph leaves\) support the deepcopy protocol",
+           "copy.deepcopy() of a tensor made by an operation",
+           "copy.deepcopy() was called on a non-leaf tensor (it has a grad_fn); only leaves can be deep-copied.",
+           "A deep copy would have to copy the graph behind the tensor too, which autograd does not do.",
+           "Use y.clone() for a copy that stays in the graph, or y.detach().clone() for an independent copy "
+           "(then .requires_grad_() if it should be a new leaf)."),
+    _Known("bool_ambiguous", r"Boolean value of Tensor with more than one value is ambiguous",
+           "A tensor of several values used as True/False",
+           "A tensor with more than one element was used where Python needs one truth value (if, while, and, "
+           "or, not, bool()); `if y > 0:` with y of several elements does this.",
+           "`y > 0` is a tensor of booleans, one per element; Python cannot tell whether you mean all of "
+           "them or any of them.",
+           "Say which: `if (y > 0).all():` or `if (y > 0).any():`; to choose per element, use "
+           "torch.where(y > 0, a, b)."),
     _Known("list_index", r"only integer tensors of a single element can be converted to an index",
            "A Python list was multiplied by a tensor",
            "An expression like 4 * x[1] * [1] multiplied a tensor by the list [1]; Python then tried to use "
