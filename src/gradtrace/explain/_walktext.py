@@ -89,6 +89,9 @@ def _step_lines(step: WalkStep) -> list[str]:
         target = f"{out.target}" + (f" ({out.target_label})" if out.target_label else "")
         if out.formula is not None and out.matches:
             lines.append(f"       → {target}: {out.formula}")
+        elif out.replaced is not None:
+            lines.append(f"       → {target}: {_g(out.grad)}   (a module's backward hook replaced "
+                         f"{_g(out.replaced)}, which arrived)")
         elif out.formula is not None and out.matches is False:
             lines.append(f"       → {target}: torch computed {_g(out.grad)} (the formula gives {out.formula})")
         else:

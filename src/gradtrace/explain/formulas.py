@@ -760,6 +760,8 @@ def formula_for(name: str) -> Formula | None:
 _PREFIX = "torch::autograd::"
 
 
+#: the node in which a module's full backward hooks run (one output per tensor passing through, output i to input i)
+HOOK_NODE = "BackwardHookFunctionBackward"
 #: nodes of PyTorch's own C++ classes whose names end in "Backward" without a number (not autograd.Functions)
 _NOT_PYTHON_FUNCTIONS = frozenset({"UndefinedGradBackward", "SendRpcBackward", "RecvRpcBackward"})
 
@@ -771,7 +773,7 @@ def no_formula_text(name: str) -> str:
     end in a number: ``MulBackward0``); ``nn.Module`` full backward hooks run in a
     ``BackwardHookFunctionBackward`` node, an autograd.Function that passes gradients on unchanged.
     """
-    if name == "BackwardHookFunctionBackward":
+    if name == HOOK_NODE:
         return ("passes the gradient on unchanged; a module's full backward hooks "
                 "(register_full_backward_hook) run here and may replace it")
     m = re.fullmatch(r"([A-Za-z_]\w*?)Backward", name)

@@ -30,7 +30,7 @@ from typing import Any
 from ..model import Backward, Error, Flow, NodeInfo, Root, Step, Summary
 from ._arith import Arr
 from ._numbers import MAX_ELEMENTS, fmt_values, same_values
-from .formulas import Filled, fill_in, formula_for, no_formula_text
+from .formulas import HOOK_NODE, Filled, fill_in, formula_for, no_formula_text
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ class Output:
     grad: GradValue | None
     formula: str | None
     matches: bool | None
+    #: a module's backward hook replaced the gradient here: what arrived before it did (None: it did not)
+    replaced: GradValue | None = None
 
 
 @dataclass(frozen=True)
@@ -396,8 +398,13 @@ class _Builder:
             matches = None if piece is None or g is None or g.values is None else same_values(piece.values, g.values)
             # (into a node of several outputs, the output it goes to: each output is a tensor of its own)
             target = f"output {edge.output_nr}" if edge.node in self.several else self.labels.get(edge.node, "")
+            replaced = None
+            if node.name == HOOK_NODE and g is not None and g.values is not None and i < len(f.grad_in):
+                arrived = self.value(f.grad_in[i], f.node)  # (output i of a hook node passes on to input i)
+                if arrived is not None and arrived.values is not None and not same_values(arrived.values, g.values):
+                    replaced = arrived
             outputs.append(Output(i, edge.node, target, g,
-                                  piece.text if piece else None, matches))
+                                  piece.text if piece else None, matches, replaced))
         rule = "; ".join(r.local for r in formula.rules) if formula else no_formula_text(node.name)
         note = filled.note if filled is not None else None
         grad_in = tuple(self.value(g, f.node) for g in f.grad_in)
