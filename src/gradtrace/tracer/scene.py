@@ -21,6 +21,7 @@ point at it. A statement then costs what it changed:
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import Counter
 from typing import Any
 
@@ -64,6 +65,26 @@ def _tensor_info(id: str, shape: tuple[int, ...], dtype: str, device: str, requi
                          is_leaf=is_leaf, retains_grad=retains_grad, version=version, grad_fn=grad_fn, base=base,
                          value=value, grad=grad, is_param=is_param, forbidden=forbidden, output_nr=output_nr)
     return info
+
+
+class _SameObject:
+    """A ``.grad`` in a cache key: equal only to the key of the very same object, still alive, at the same
+    version. Its ``id()`` alone is not enough: a retained ``.grad`` that a second ``backward()`` replaces
+    is freed, and the new one's Python object can be made at the same address (``c.grad`` then showed
+    ``[1., 1.]`` after the second pass, not ``[2., 2.]``, now and then)."""
+
+    __slots__ = ("ref", "version")
+
+    def __init__(self, obj: Any, version: int | None) -> None:
+        self.ref, self.version = weakref.ref(obj), version
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not _SameObject or other.version != self.version:
+            return False
+        mine = self.ref()
+        return mine is not None and mine is other.ref()
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def node_edges(info: NodeInfo) -> tuple[str, ...]:
@@ -364,7 +385,7 @@ class Scene:
             leaf = False
         retains = t.retains_grad
         grad = t.grad if (leaf or retains) else None  # a non-leaf's .grad warns when read
-        grad_key = None if grad is None else (id(grad), version_of(grad))
+        grad_key = None if grad is None else _SameObject(grad, version_of(grad))
         base = t._base
         try:
             version = int(t._version)
