@@ -17,8 +17,8 @@ from __future__ import annotations
 from ..model import Backward, Flow, NodeInfo, Step, Summary
 from ._arith import Arr
 from ._numbers import fmt_values, per_output, same_values
-from .formulas import HOOK_NODE, fill_in
-from .walkthrough import _Builder, _raised_after, _shape_of
+from .formulas import fill_in
+from .walkthrough import _Builder, _raised_after, _shape_of, replaced_by_hook
 
 
 def reverse_lines(step: Step) -> list[str]:
@@ -175,9 +175,8 @@ def _sends(node: NodeInfo, flow: Flow, dtype: str, several: set[str]) -> list[st
         if part is not None and got is not None and _same(part.values, got.values):
             out.append(f"to {to}: {part.text}")
         elif got is not None:
-            arrived = flow.grad_in[i] if node.name == HOOK_NODE and i < len(flow.grad_in) else None
-            if arrived is not None and arrived.values is not None and got.values is not None \
-                    and not _same(arrived.values, got.values):  # (output i of a hook node passes on to input i)
+            arrived = replaced_by_hook(node, flow, i, got)
+            if arrived is not None:
                 out.append(f"to {to}: {_txt(got, dtype)}   (a module's backward hook replaced "
                            f"{_txt(arrived, dtype)}, which arrived)")
             else:

@@ -147,6 +147,17 @@ class Walkthrough:
 # --------------------------------------------------------------------------- running
 
 
+def replaced_by_hook(node: NodeInfo, flow: Flow, index: int, sent: Summary | None) -> Summary | None:
+    """What arrived at a module's backward-hook node for input ``index``, when the hook sent on something
+    else (``sent``); None when it passed the gradient on unchanged (output i passes on to input i)."""
+    if node.name != HOOK_NODE or sent is None or sent.values is None or index >= len(flow.grad_in):
+        return None
+    arrived = flow.grad_in[index]
+    if arrived is None or arrived.values is None or same_values(arrived.values, sent.values):
+        return None
+    return arrived
+
+
 def walkthrough(root: Any, gradient: Any = None, retain_graph: bool = False, inputs: Any = None, *,
                 names: Mapping[str, Any] | None = None, root_name: str | None = None) -> Walkthrough:
     """Run ``root.backward(gradient, retain_graph, inputs=inputs)`` and explain it node by node.
@@ -398,11 +409,8 @@ class _Builder:
             matches = None if piece is None or g is None or g.values is None else same_values(piece.values, g.values)
             # (into a node of several outputs, the output it goes to: each output is a tensor of its own)
             target = f"output {edge.output_nr}" if edge.node in self.several else self.labels.get(edge.node, "")
-            replaced = None
-            if node.name == HOOK_NODE and g is not None and g.values is not None and i < len(f.grad_in):
-                arrived = self.value(f.grad_in[i], f.node)  # (output i of a hook node passes on to input i)
-                if arrived is not None and arrived.values is not None and not same_values(arrived.values, g.values):
-                    replaced = arrived
+            replaced = self.value(replaced_by_hook(node, f, i, f.grad_out[i] if i < len(f.grad_out) else None),
+                                  f.node)
             outputs.append(Output(i, edge.node, target, g,
                                   piece.text if piece else None, matches, replaced))
         rule = "; ".join(r.local for r in formula.rules) if formula else no_formula_text(node.name)
