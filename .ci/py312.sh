@@ -7,6 +7,7 @@
 # The venv is kept between runs (torch for 3.12 is a large download).
 #   bash .ci/py312.sh           # make the venv if missing, then run the tests
 #   bash .ci/py312.sh --find    # print the 3.12 interpreter it would use (exit 1: none)
+#   bash .ci/py312.sh --venv    # make the venv if missing and print its python; install and test nothing
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,9 +45,13 @@ fi
 
 venv=${GRADTRACE_PY312_VENV:-${TMPDIR:-/tmp}/gradtrace-py312}
 if [ ! -x "$venv/bin/python" ] || ! runs_312 "$venv/bin/python"; then
-  echo "py312: making a venv at $venv with $py312"
+  echo "py312: making a venv at $venv with $py312" >&2
   rm -rf "$venv"
   "$py312" -m venv "$venv" || exit 1
+fi
+if [ "${1:-}" = "--venv" ]; then
+  echo "$venv/bin/python"
+  exit 0
 fi
 if ! "$venv/bin/python" -c "import torch, torchvision, torchviz, pytest, xdist, hypothesis, psutil, graphviz, IPython" 2>/dev/null; then
   echo "py312: installing torch==2.13.0, torchvision and torchviz (make_dot on real models), the test tools and IPython (the %%gradtrace cell path) into $venv"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY=${PYTHON:-python3}
+source .ci/python.sh
 
 need_apt=""
 command -v dot >/dev/null 2>&1 || need_apt="$need_apt graphviz"

@@ -22,6 +22,9 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.browser)
+            # Under `pytest -n N --dist loadgroup` (.ci/test.sh) every browser test runs on one worker: one
+            # JupyterLab and one Chromium for them all, while the other workers take the rest.
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(scope="session")
