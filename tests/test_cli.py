@@ -495,6 +495,7 @@ with torch.autograd.detect_anomaly():
 """
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_anomaly_mode_traces_show_no_gradtrace_frames(work):
     ours, theirs = _both(work, ANOMALY)
     assert ours.returncode == theirs.returncode == 1
@@ -514,6 +515,7 @@ loss.backward()
 """
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_svg_pictures_of_a_big_trace_are_folded(work):
     (work / "big.py").write_text(BIG_LOOP)
     done = gradtrace("run", "big.py", "--svg", "pics", "--json", "t.json", cwd=work)
@@ -531,6 +533,7 @@ def test_svg_pictures_of_a_big_trace_are_folded(work):
     assert 0 < drawn <= FILM_MAX_NODES + 20 < objects  # folded: a bounded picture, not every object
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_svg_folder_holds_only_the_last_runs_pictures(work):
     (work / "long.py").write_text("import torch\n" + "".join(f"a{i} = torch.ones(1) * {i}\n" for i in range(6)))
     (work / "short.py").write_text("import torch\nb = torch.ones(2)\n")

@@ -183,6 +183,7 @@ def test_hooks_do_not_keep_the_graph_alive():
     assert w.steps
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_deep_chain_is_walked_without_recursion():
     x = torch.tensor(0.5, requires_grad=True)
     y = x

@@ -39,6 +39,7 @@ def test_corpus_program(path: Path) -> None:
 
 @settings(FUZZ, max_examples=300)
 @given(programs())
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_generated_program(source: str) -> None:
     check_fidelity(source)
 

@@ -541,6 +541,7 @@ def check_explained(trace: Trace) -> None:
 
 @FUZZ
 @given(programs())
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_traced_run_matches_plain_run(source: str) -> None:
     check_explained(check_program(source))
 

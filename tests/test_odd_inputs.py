@@ -454,6 +454,7 @@ def _cli(script: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("name", sorted(ODD))
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_odd_objects_in_the_command(name: str, tmp_path: Path) -> None:
     import json
 
@@ -470,6 +471,7 @@ def test_odd_objects_in_the_command(name: str, tmp_path: Path) -> None:
     assert (tmp_path / "t.html").stat().st_size > 0
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_unprintable_exception_in_the_command(tmp_path: Path) -> None:
     script = tmp_path / "odd.py"
     script.write_text(BAD_EXCEPTION, encoding="utf-8")

@@ -221,6 +221,7 @@ def test_step_graph_folds_a_step_over_the_cap_and_draws_a_small_one_as_before():
 
 
 # ------------------------------------------------------------- deep graphs
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
     code = textwrap.dedent(
         """
@@ -256,6 +257,7 @@ def test_a_100k_chain_is_traced_drawn_and_freed_without_a_crash():
     assert freed == "freed"
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_layouts_in_threads_start_children_with_the_usual_stack_limit_and_raise_it_after():
     """gradtrace's own layout children (several at once) get the usual limit; the raised one is back after the last."""
     code = textwrap.dedent(

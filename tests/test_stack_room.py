@@ -41,6 +41,7 @@ def _child(body: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_a_small_graph_leaves_the_limit_and_adds_no_audit_hook() -> None:
     """The benchmark's training loop: a few nodes per step, never near the limit."""
     out = _child("""
@@ -62,6 +63,7 @@ def test_a_small_graph_leaves_the_limit_and_adds_no_audit_hook() -> None:
     assert out == ["True", "True", "False"]
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_a_deep_chain_raises_the_limit_before_it_is_freed() -> None:
     """A chain past the room, traced step by step, then freed by the learner: no crash."""
     out = _child("""
@@ -76,6 +78,7 @@ def test_a_deep_chain_raises_the_limit_before_it_is_freed() -> None:
     assert out == ["True", "True", "freed"]
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_a_deep_chain_walked_and_freed_by_the_program_after_recording_stopped() -> None:
     """Past ``max_steps`` nothing is read, so no read can ask for room: the program builds a chain past
     the room, walks its nodes itself (each gets a Python wrapper) and frees it, all unrecorded."""
@@ -91,6 +94,7 @@ def test_a_deep_chain_walked_and_freed_by_the_program_after_recording_stopped() 
     assert out == ["True", "True"]
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_a_deep_chain_read_and_freed_within_one_statement() -> None:
     """Module outputs read as each forward returns (a deep unrolled loop inside one call), the chain freed
     before the statement ends (``.item()``): the limit is raised by the reads themselves."""

@@ -64,6 +64,7 @@ def test_a_shown_grad_fn_has_its_tensor_as_output(path: Path) -> None:
     assert _outputs_are_their_tensors(trace) == []
 
 
+@pytest.mark.slow  # over 10 s on two loaded cores
 def test_copy_slices_output_is_the_base_in_every_process() -> None:
     # the base's CopySlices once told its output or not depending on the string hashes of one process
     source = (Path(__file__).parent / "corpus" / "views_copyslices.py").read_text()
