@@ -1766,16 +1766,25 @@ export function mount(el, film, options = {}) {
 
 // ------------------------------------------------------------------ hosts
 
-// In JupyterLab the notebook reads keys for its own commands: the stepper marks itself with
-// data-lm-suppress-shortcuts, and a click anywhere in it (not on a control) gives it the keyboard.
+// In JupyterLab the notebook reads keys for its own commands, and a click anywhere in the stepper (not on a
+// control) gives it the keyboard. While it has the keyboard no key goes on to JupyterLab, whether the stepper uses
+// it or not: the notebook's single-key commands (M makes the traced cell Markdown, X cuts it, A inserts a cell,
+// Enter edits) and its chords (Ctrl+Backspace merges, Alt+Enter inserts) match the element that has the focus,
+// which data-lm-suppress-shortcuts on an element around it does not stop. What the browser does with a key (Tab
+// moves the focus, text is typed into a box) is left alone.
 function keepKeys(wrap, root) {
   wrap.setAttribute("data-lm-suppress-shortcuts", "true");
   const onDown = (ev) => {
     const tag = ev.target && ev.target.tagName;
     if (tag !== "INPUT" && tag !== "BUTTON" && tag !== "SELECT") setTimeout(() => root.focus({ preventScroll: true }), 0);
   };
+  const keep = (ev) => ev.stopPropagation();
   wrap.addEventListener("mousedown", onDown);
-  return () => wrap.removeEventListener("mousedown", onDown);
+  for (const type of ["keydown", "keypress", "keyup"]) wrap.addEventListener(type, keep);
+  return () => {
+    wrap.removeEventListener("mousedown", onDown);
+    for (const type of ["keydown", "keypress", "keyup"]) wrap.removeEventListener(type, keep);
+  };
 }
 
 function sendStep(model, i) {

@@ -1,0 +1,124 @@
+"""The stepper's keys in a real JupyterLab and on the one-file page, through real Chromium.
+
+In JupyterLab a stepper that has the keyboard keeps every key: the notebook's single-key
+commands (M makes a cell Markdown, X cuts it, A inserts one, Shift+M merges, J/K move the
+selection, Enter edits) and its chords (Ctrl+Backspace merges, Alt+Enter runs and inserts)
+never see them, so the traced cell, its stepper and the notebook stay as they were.
+The walk keys (↓ ↑ through the reverse pass, Shift+L out of a loop) are checked on the
+one-file page; the steps and nodes they should reach are read off the trace's own records.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from lab import SETUP, Lab, give_keys, new_page, open_alone, run_all
+
+LOOP = """x = torch.tensor(2., requires_grad=True)
+y = x * 1
+for i in range(3):
+    y = y * x
+    z = y + 1
+y.add_(1)
+y.backward()
+done = 1
+"""
+# a loop that ends the program, calling a function defined before it
+LAST_LOOP = """w = torch.tensor(1.0, requires_grad=True)
+def step(w):
+    loss = (w * 2 - 1) ** 2
+    return loss
+for i in range(3):
+    loss = step(w)
+    loss.backward()
+    w.grad = None
+"""
+
+# What JupyterLab shows of the notebook: each cell's type, text and prompt (a run changes it), the active and
+# selected cells, the mode, the two views a key can switch (line numbers, side-by-side Markdown), the steppers.
+NOTEBOOK_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const cells = [...nb.querySelectorAll('.jp-Cell')];
+  const kind = (c) => ['jp-CodeCell', 'jp-MarkdownCell', 'jp-RawCell'].find(k => c.classList.contains(k)) || '?';
+  return {
+    cells: cells.map(c => [kind(c), (c.querySelector('.jp-InputArea-editor .cm-content') || {}).textContent,
+                           (c.querySelector('.jp-InputPrompt') || {}).textContent]),
+    active: cells.findIndex(c => c.classList.contains('jp-mod-active')),
+    selected: cells.flatMap((c, i) => c.classList.contains('jp-mod-selected') ? [i] : []),
+    mode: nb.classList.contains('jp-mod-editMode') ? 'edit' : 'command',
+    lineNumbers: nb.querySelectorAll('.cm-lineNumbers').length,
+    sideBySide: nb.classList.contains('jp-mod-sideBySide'),
+    steppers: nb.querySelectorAll('.jp-OutputArea-output .gt-root').length,
+  };
+}"""
+# whether a notebook stepper has the keyboard (false at once when the stepper is gone)
+HAS_KEYS_JS = "() => !!(document.activeElement && document.activeElement.closest('.jp-OutputArea-output .gt-root'))"
+# two frames: what a key made JupyterLab do (its commands run at once, or on a promise) is drawn by then
+SETTLE_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+PUNCTUATION = ["Backquote", "Minus", "Equal", "BracketLeft", "BracketRight", "Backslash", "Semicolon", "Quote",
+               "Comma", "Period", "Slash"]
+# the keys a teacher may press, in groups: none may reach JupyterLab
+GROUPS = {
+    "letters": list(string.ascii_lowercase),
+    "shifted letters": [f"Shift+Key{c}" for c in string.ascii_uppercase],
+    "digits": [f"Digit{d}" for d in range(10)] + [f"Shift+Digit{d}" for d in range(10)],
+    "punctuation": PUNCTUATION + [f"Shift+{k}" for k in PUNCTUATION],
+    "enter, space, escape": ["Enter", "Shift+Enter", "Space", "Space", "Escape", "Backspace", "Delete"],
+    "arrows and paging": ["ArrowDown", "ArrowUp", "ArrowRight", "ArrowLeft", "Home", "End", "PageDown", "PageUp",
+                          "Shift+ArrowDown", "Shift+ArrowUp", "Shift+Home", "Shift+End"],
+    "chords": ["Control+Backspace", "Control+Shift+KeyM", "Control+Shift+ArrowUp", "Control+Shift+ArrowDown",
+               "Alt+Enter", "Control+Enter", "Control+KeyA"],
+}
+
+
+@pytest.fixture(scope="module")
+def keys_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    src = tmp_path_factory.mktemp("keys-src")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_markdown_cell("# The loop, traced"),
+                nbformat.v4.new_code_cell("%%gradtrace\n" + LOOP), nbformat.v4.new_code_cell("after = 1")]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"c{i}"
+    nbformat.write(nb, src / "keys.ipynb")
+    server = Lab(src, tmp_path_factory.mktemp("keys"), log_name="keys.log").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_no_key_reaches_the_notebook(keys_lab: Lab, browser: Any, artifacts: Path) -> None:
+    context, page, guard = new_page(browser)
+    try:
+        open_alone(page, keys_lab, "keys.ipynb")
+        run_all(page)
+        root = page.locator(".jp-OutputArea-output .gt-root").first
+        root.locator("svg").first.wait_for(timeout=60_000)
+        give_keys(page, root)
+        page.evaluate(SETTLE_JS)
+        start = page.evaluate(NOTEBOOK_JS)
+        assert start["steppers"] == 1 and [c[0] for c in start["cells"]] == ["jp-CodeCell", "jp-MarkdownCell",
+                                                                            "jp-CodeCell", "jp-CodeCell"], start
+        for group, keys in GROUPS.items():
+            for key in keys:
+                page.keyboard.press(key)
+                has_keys = page.evaluate(HAS_KEYS_JS)
+                assert has_keys, f"{key} ({group}) took the keyboard from the stepper"
+            page.evaluate(SETTLE_JS)
+            now = page.evaluate(NOTEBOOK_JS)
+            if now != start:
+                page.screenshot(path=str(artifacts / "lab-keys-leaked.png"))
+            assert now == start, f"{group} reached JupyterLab"
+        root.locator("svg").first.wait_for()
+        assert root.get_attribute("data-step") is not None
+    finally:
+        context.close()
+    assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
+                                                                                guard.errors)
