@@ -18,6 +18,9 @@ from typing import Any
 import nbformat
 import pytest
 from lab import SETUP, Lab, give_keys, new_page, open_alone, run_all
+from test_stepper_page import traced, with_flow
+
+from gradtrace.render.film import film as make_film
 
 LOOP = """x = torch.tensor(2., requires_grad=True)
 y = x * 1
@@ -122,3 +125,41 @@ def test_no_key_reaches_the_notebook(keys_lab: Lab, browser: Any, artifacts: Pat
         context.close()
     assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
                                                                                 guard.errors)
+
+
+def _pos(page: Any) -> int:
+    return int(page.get_attribute(".gt-root", "data-step") or -1)
+
+
+def _sub(page: Any) -> int:
+    return int(page.get_attribute(".gt-root", "data-sub") or -9)
+
+
+def test_walk_stays_at_the_last_node_and_walks_back(stepper: Any) -> None:
+    trace = traced(LOOP)
+    film = with_flow(trace, make_film(trace))
+    back = next(i for i, s in enumerate(film["steps"]) if s.get("flow"))
+    flow = film["steps"][back]["flow"]
+    assert len(flow) >= 3, flow  # y.backward() through the loop's multiplications
+    page = stepper(film)
+    page.select_option(".gt-steplist", str(back))
+    page.locator(".gt-root").focus()
+    page.keyboard.press("ArrowUp")  # no walk on: ↑ walks back from the last node, every gradient written
+    assert _pos(page) == back and _sub(page) == len(flow) - 1
+    assert page.locator(".gt-graph g.gt-flow-now").evaluate("g => g.id") == flow[-1]["node"]
+    labels = page.locator(".gt-flow-label").count()
+    assert labels > 0
+    page.keyboard.press("ArrowUp")
+    assert _sub(page) == len(flow) - 2
+    assert page.locator(".gt-graph g.gt-flow-now").evaluate("g => g.id") == flow[-2]["node"]
+    for _ in range(len(flow) + 2):  # down to the last node and past it: the walk stays there
+        page.keyboard.press("ArrowDown")
+    assert _pos(page) == back and _sub(page) == len(flow) - 1
+    assert page.locator(".gt-flow-label").count() == labels
+    assert "end of the reverse pass" in (page.locator(".gt-banner").text_content() or "")
+    page.keyboard.press("Escape")  # Escape leaves the walk: the step as a whole
+    assert _pos(page) == back and _sub(page) == -1 and page.locator(".gt-flow-label").count() == 0
+    page.keyboard.press("ArrowDown")
+    assert _sub(page) == 0
+    page.keyboard.press("ArrowUp")  # back past the first node: the walk ends, the step stays
+    assert _pos(page) == back and _sub(page) == -1 and page.locator(".gt-flow-label").count() == 0

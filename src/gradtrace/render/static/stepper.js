@@ -1568,7 +1568,10 @@ export function mount(el, film, options = {}) {
     root.classList.toggle("gt-walking", state.sub >= 0);
     let words = null;
     if (d) words = diffWords(film, d, state.before);
-    else if (f.text) words = `${f.j + 1} / ${f.flow.length}: ${f.text}`;
+    else if (f.text) {
+      const end = f.j === f.flow.length - 1 ? " (end of the reverse pass)" : "";
+      words = `${f.j + 1} / ${f.flow.length}${end}: ${f.text}`;
+    }
     v.banner.textContent = words ? esc(words) : "";
     v.banner.classList.toggle("gt-off", !words);
     v.reverse.show(lines, f.current.size || !lines.length ? f.current : finalLines(lines));
@@ -1664,11 +1667,13 @@ export function mount(el, film, options = {}) {
     if (j !== null) show(j);
   }
 
+  // ↓ walks the reverse pass from its first node and stays at its last; ↑ walks back, from the last node when no
+  // walk is on, and leaves the walk from the first (as Escape does).
   function walk(d) {
     const flow = flowOf(steps[state.pos] || {});
     if (!flow.length) return false;
-    const s = state.sub + d;
-    state.sub = s >= flow.length || s < -1 ? -1 : s;
+    const s = state.sub < 0 && d < 0 ? flow.length - 1 : state.sub + d;
+    state.sub = Math.max(-1, Math.min(s, flow.length - 1));
     state.diff = false;
     render();
     return true;
