@@ -163,3 +163,34 @@ def test_walk_stays_at_the_last_node_and_walks_back(stepper: Any) -> None:
     assert _sub(page) == 0
     page.keyboard.press("ArrowUp")  # back past the first node: the walk ends, the step stays
     assert _pos(page) == back and _sub(page) == -1 and page.locator(".gt-flow-label").count() == 0
+
+
+@pytest.mark.parametrize("code", [LOOP, LAST_LOOP], ids=["loop-then-more", "loop-ends-program"])
+def test_leave_loop_from_every_step_inside(stepper: Any, code: str) -> None:
+    """Shift+L from each step of the loop (its last pass too) goes to the first step after it, or to the last step
+    when the loop ends the program; outside the loop it does nothing."""
+    trace = traced(code)
+    steps = trace.steps
+    lines = code.splitlines()
+    head = next(i + 1 for i, text in enumerate(lines) if text.startswith("for "))
+    body = {head} | {i + 1 for i, text in enumerate(lines) if i + 1 > head and text.startswith("    ")}
+    inside = [i for i, s in enumerate(steps) if s.lineno in body]
+    after = [i for i, s in enumerate(steps) if i > inside[0] and s.lineno > max(body)]
+    page = stepper(make_film(trace))
+    leave = page.locator(".gt-controls button", has_text="leave loop")
+    for i in inside:
+        page.select_option(".gt-steplist", str(i))
+        page.locator(".gt-root").focus()
+        target = after[0] if after else len(steps) - 1
+        if i == target:
+            assert leave.is_disabled()
+            continue
+        assert leave.is_enabled(), i
+        page.keyboard.press("Shift+KeyL")
+        assert _pos(page) == target, (i, steps[i].lineno)
+    outside = next(i for i, s in enumerate(steps) if s.lineno < head and s.lineno not in body)
+    page.select_option(".gt-steplist", str(outside))
+    page.locator(".gt-root").focus()
+    assert leave.is_disabled()
+    page.keyboard.press("Shift+KeyL")
+    assert _pos(page) == outside

@@ -568,8 +568,56 @@ export function eventKinds(film) {
   });
 }
 
-/** Where "next pass" and "leave loop" go from `pos` (null when the line does not run again). */
-export function loopJumps(steps, pos) {
+const LOOP_HEAD = /^\s*(async\s+)?(for|while)\b/;
+const DEF_HEAD = /^\s*(async\s+def|def|class)\b/;
+
+// The block headers around line `lineno` of `lines` (1-based), innermost first, read off the indentation.
+function headersAround(lines, lineno) {
+  const here = lines[lineno - 1];
+  const out = [];
+  if (here === undefined) return out;
+  let indent = here.length - here.trimStart().length;
+  for (let k = lineno - 1; k >= 1 && indent > 0; k--) {
+    const text = lines[k - 1].trimStart();
+    const at = lines[k - 1].length - text.length;
+    if (!text || text.startsWith("#") || at >= indent) continue;
+    out.push(k);
+    indent = at;
+  }
+  return out;
+}
+
+// Which loop each line runs in: `of(lineno)` is the header line of the innermost loop around it (the line itself
+// when it is a loop's header; null outside any loop, and inside a def or class, whose body a loop around it
+// does not run), `inside(lineno, head)` whether the line is that loop's or in its body, `called(lineno, head)`
+// whether it is in a function the loop does not hold (a call made from the loop).
+function loopLines(source) {
+  const lines = String(source || "").split("\n");
+  const cache = new Map();
+  const around = (lineno) => {
+    if (!cache.has(lineno)) cache.set(lineno, headersAround(lines, lineno));
+    return cache.get(lineno);
+  };
+  const isDef = (k) => DEF_HEAD.test(lines[k - 1] || "");
+  return {
+    of(lineno) {
+      if (LOOP_HEAD.test(lines[lineno - 1] || "")) return lineno;
+      for (const k of around(lineno)) {
+        if (isDef(k)) return null;
+        if (LOOP_HEAD.test(lines[k - 1])) return k;
+      }
+      return null;
+    },
+    inside: (lineno, head) => lineno === head || around(lineno).includes(head),
+    called: (lineno, head) => around(lineno).some((k) => isDef(k) && !around(head).includes(k)),
+  };
+}
+
+/** Where "next pass" and "leave loop" go from `pos` (null when there is nowhere to go). The next pass is where the
+ *  step's line runs again. Leaving the loop (the innermost one around the step's line in `source`) goes to the
+ *  first step after it, or to the last step when the loop ends the program; without a loop in the source, to the
+ *  first step after the last time the line runs whose line did not run in between. */
+export function loopJumps(steps, pos, source = "") {
   const line = steps[pos].lineno;
   let again = -1;
   let last = -1;
@@ -579,7 +627,17 @@ export function loopJumps(steps, pos) {
       last = j;
     }
   }
-  if (again < 0) return { pass: null, leave: null };
+  const pass = again < 0 ? null : again;
+  const loops = loopLines(source);
+  const head = loops.of(line);
+  if (head !== null) {
+    for (let j = pos + 1; j < steps.length; j++) {
+      const at = steps[j].lineno;
+      if (!loops.inside(at, head) && !loops.called(at, head)) return { pass, leave: j };
+    }
+    return { pass, leave: pos < steps.length - 1 ? steps.length - 1 : null };
+  }
+  if (again < 0) return { pass, leave: null };
   const body = new Set();
   for (let j = pos; j <= last; j++) body.add(steps[j].lineno);
   let leave = null;
@@ -589,7 +647,7 @@ export function loopJumps(steps, pos) {
       break;
     }
   }
-  return { pass: again, leave };
+  return { pass, leave };
 }
 
 // The reverse pass of a backward() step, one sub-step per node, in the engine's order.
@@ -1534,7 +1592,7 @@ export function mount(el, film, options = {}) {
     b.prev.disabled = b.first.disabled = state.pos === 0;
     b.next.disabled = b.last.disabled = state.pos === n - 1;
     b.event.disabled = nextEventFrom(state.pos, 1) === null;
-    const loop = loopJumps(steps, state.pos);
+    const loop = loopJumps(steps, state.pos, film.source);
     b.pass.disabled = loop.pass === null;
     b.leave.disabled = loop.leave === null;
     b.walk.disabled = !flowOf(step).length;
@@ -1663,7 +1721,7 @@ export function mount(el, film, options = {}) {
   }
 
   function jumpLoop(which) {
-    const j = n ? loopJumps(steps, state.pos)[which] : null;
+    const j = n ? loopJumps(steps, state.pos, film.source)[which] : null;
     if (j !== null) show(j);
   }
 
