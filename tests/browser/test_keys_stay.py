@@ -121,6 +121,9 @@ def test_no_key_reaches_the_notebook(keys_lab: Lab, browser: Any, artifacts: Pat
             assert now == start, f"{group} reached JupyterLab"
         root.locator("svg").first.wait_for()
         assert root.get_attribute("data-step") is not None
+        give_keys(page, root)
+        page.keyboard.press("Tab")  # the browser still moves the focus on
+        assert page.evaluate("(r) => document.activeElement !== r", root.element_handle())
     finally:
         context.close()
     assert guard.dialogs == [] and guard.outside == [] and guard.errors == [], (guard.dialogs, guard.outside,
