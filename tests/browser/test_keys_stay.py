@@ -80,16 +80,21 @@ GROUPS = {
 }
 
 
+# the stepper as the notebook's HTML output (the default) and as an anywidget widget
+NOTEBOOKS = {"keys.ipynb": SETUP, "keys_widget.ipynb": SETUP + "\ngradtrace.notebook.settings.widget = 'anywidget'"}
+
+
 @pytest.fixture(scope="module")
 def keys_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     src = tmp_path_factory.mktemp("keys-src")
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_markdown_cell("# The loop, traced"),
-                nbformat.v4.new_code_cell("%%gradtrace\n" + LOOP), nbformat.v4.new_code_cell("after = 1")]
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"c{i}"
-    nbformat.write(nb, src / "keys.ipynb")
+    for name, setup in NOTEBOOKS.items():
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+        nb.cells = [nbformat.v4.new_code_cell(setup), nbformat.v4.new_markdown_cell("# The loop, traced"),
+                    nbformat.v4.new_code_cell("%%gradtrace\n" + LOOP), nbformat.v4.new_code_cell("after = 1")]
+        for i, cell in enumerate(nb.cells):
+            cell["id"] = f"c{i}"
+        nbformat.write(nb, src / name)
     server = Lab(src, tmp_path_factory.mktemp("keys"), log_name="keys.log").start()
     try:
         yield server
@@ -97,13 +102,16 @@ def keys_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         server.stop()
 
 
-def test_no_key_reaches_the_notebook(keys_lab: Lab, browser: Any, artifacts: Path) -> None:
+@pytest.mark.parametrize("name", list(NOTEBOOKS), ids=["html", "anywidget"])
+def test_no_key_reaches_the_notebook(keys_lab: Lab, browser: Any, artifacts: Path, name: str) -> None:
     context, page, guard = new_page(browser)
     try:
-        open_alone(page, keys_lab, "keys.ipynb")
+        open_alone(page, keys_lab, name)
         run_all(page)
         root = page.locator(".jp-OutputArea-output .gt-root").first
         root.locator("svg").first.wait_for(timeout=60_000)
+        # the notebook's HTML output sits in a .gt-embed, the widget's view does not
+        assert root.evaluate("r => !!r.closest('.gt-embed')") == (name == "keys.ipynb")
         give_keys(page, root)
         page.evaluate(SETTLE_JS)
         start = page.evaluate(NOTEBOOK_JS)
