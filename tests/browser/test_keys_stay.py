@@ -31,7 +31,8 @@ y.add_(1)
 y.backward()
 done = 1
 """
-# a loop that ends the program, calling a function defined before it
+# a loop that ends the program, calling a function defined before it (a with statement is a step as it starts and
+# as it ends)
 LAST_LOOP = """w = torch.tensor(1.0, requires_grad=True)
 def step(w):
     loss = (w * 2 - 1) ** 2
@@ -39,6 +40,8 @@ def step(w):
 for i in range(3):
     loss = step(w)
     loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
     w.grad = None
 """
 
@@ -205,3 +208,37 @@ def test_leave_loop_from_every_step_inside(stepper: Any, code: str) -> None:
     assert leave.is_disabled()
     page.keyboard.press("Shift+KeyL")
     assert _pos(page) == outside
+
+
+def _passes(steps: Any, head: int, body: set[int]) -> list[list[int]]:
+    """The loop's passes: its steps from one run of its header to the next (the last check alone is no pass)."""
+    runs: list[list[int]] = []
+    for i, s in enumerate(steps):
+        if s.lineno == head:
+            runs.append([])
+        if s.lineno in body and runs:
+            runs[-1].append(i)
+    return [r for r in runs if len(r) > 1]
+
+
+@pytest.mark.parametrize("code", [LOOP, LAST_LOOP], ids=["loop-then-more", "loop-ends-program"])
+def test_next_pass_from_every_step_inside(stepper: Any, code: str) -> None:
+    """L from each step of the loop goes to its line in the next pass that runs it (a with statement's start, not
+    its end in the same pass); from the last pass it does nothing."""
+    trace = traced(code)
+    steps = trace.steps
+    lines = code.splitlines()
+    head = next(i + 1 for i, text in enumerate(lines) if text.startswith("for "))
+    body = {head} | {i + 1 for i, text in enumerate(lines) if i + 1 > head and text.startswith("    ")}
+    runs = _passes(steps, head, body)
+    assert len(runs) == 3, runs
+    page = stepper(make_film(trace))
+    button = page.locator(".gt-controls button", has_text="next pass")
+    for k, run in enumerate(runs):
+        for i in run:
+            target = next((j for later in runs[k + 1:] for j in later if steps[j].lineno == steps[i].lineno), None)
+            page.select_option(".gt-steplist", str(i))
+            page.locator(".gt-root").focus()
+            assert button.is_disabled() == (target is None), (i, steps[i].lineno)
+            page.keyboard.press("l")
+            assert _pos(page) == (i if target is None else target), (i, steps[i].lineno)

@@ -613,11 +613,31 @@ function loopLines(source) {
   };
 }
 
-/** Where "next pass" and "leave loop" go from `pos` (null when there is nowhere to go). The next pass is where the
- *  step's line runs again. Leaving the loop (the innermost one around the step's line in `source`) goes to the
- *  first step after it, or to the last step when the loop ends the program; without a loop in the source, to the
- *  first step after the last time the line runs whose line did not run in between. */
+// Inside the loop whose header is on line `head`: where the step's line runs in a later pass (null when it does not)
+// and the first step after the loop (or the last step, when the loop ends the program; null from there).
+function loopFrom(steps, pos, loops, head) {
+  const line = steps[pos].lineno;
+  let next = -1;
+  let pass = null;
+  for (let j = pos + 1; j < steps.length; j++) {
+    const at = steps[j].lineno;
+    if (!loops.inside(at, head) && !loops.called(at, head)) return { pass, leave: j };
+    if (at === head && next < 0) next = j; // the next pass starts (or, at the end, the loop's last check)
+    if (pass === null && next >= 0 && at === line && (j > next || line !== head)) pass = j;
+    if (pass === null && line === head && j === next + 1) pass = next; // a pass runs after that check
+  }
+  return { pass, leave: pos < steps.length - 1 ? steps.length - 1 : null };
+}
+
+/** Where "next pass" and "leave loop" go from `pos` (null when there is nowhere to go). In a loop (the innermost
+ *  one around the step's line in `source`, read off its indentation) the next pass is where the step's line runs
+ *  after the loop's header runs again, and leaving goes to the first step after the loop, or to the last step when
+ *  the loop ends the program. A line in no loop (a function's, called again) goes to where it runs again, and
+ *  out of it to the first step after the last time it runs whose line did not run in between. */
 export function loopJumps(steps, pos, source = "") {
+  const loops = loopLines(source);
+  const head = loops.of(steps[pos].lineno);
+  if (head !== null) return loopFrom(steps, pos, loops, head);
   const line = steps[pos].lineno;
   let again = -1;
   let last = -1;
@@ -627,17 +647,7 @@ export function loopJumps(steps, pos, source = "") {
       last = j;
     }
   }
-  const pass = again < 0 ? null : again;
-  const loops = loopLines(source);
-  const head = loops.of(line);
-  if (head !== null) {
-    for (let j = pos + 1; j < steps.length; j++) {
-      const at = steps[j].lineno;
-      if (!loops.inside(at, head) && !loops.called(at, head)) return { pass, leave: j };
-    }
-    return { pass, leave: pos < steps.length - 1 ? steps.length - 1 : null };
-  }
-  if (again < 0) return { pass, leave: null };
+  if (again < 0) return { pass: null, leave: null };
   const body = new Set();
   for (let j = pos; j <= last; j++) body.add(steps[j].lineno);
   let leave = null;
@@ -647,7 +657,7 @@ export function loopJumps(steps, pos, source = "") {
       break;
     }
   }
-  return { pass, leave };
+  return { pass: again, leave };
 }
 
 // The reverse pass of a backward() step, one sub-step per node, in the engine's order.
