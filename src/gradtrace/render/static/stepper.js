@@ -617,11 +617,16 @@ function loopLines(source) {
 // and the first step after the loop (or the last step, when the loop ends the program; null from there).
 function loopFrom(steps, pos, loops, head) {
   const line = steps[pos].lineno;
+  const out = new Map(); // line -> whether a step on it is after the loop (a long loop repeats few lines)
+  const after = (at) => {
+    if (!out.has(at)) out.set(at, !loops.inside(at, head) && !loops.called(at, head));
+    return out.get(at);
+  };
   let next = -1;
   let pass = null;
   for (let j = pos + 1; j < steps.length; j++) {
     const at = steps[j].lineno;
-    if (!loops.inside(at, head) && !loops.called(at, head)) return { pass, leave: j };
+    if (after(at)) return { pass, leave: j };
     if (at === head && next < 0) next = j; // the next pass starts (or, at the end, the loop's last check)
     if (pass === null && next >= 0 && at === line && (j > next || line !== head)) pass = j;
     if (pass === null && line === head && j === next + 1) pass = next; // a pass runs after that check
