@@ -212,7 +212,11 @@ def test_reverse_pass_walked_node_by_node(stepper: Any, artifacts: Path) -> None
         assert labels[f"gt-e-next-{node}-{target}"].rstrip(".") == num(value), labels
     assert f"grad {num(facts['grad'])}" in svg_text(page, f"#{leaf}")
     page.screenshot(path=str(artifacts / "page-lesson01-walk.png"))
-    page.keyboard.press("ArrowDown")  # past the last node: the whole step again
+    shown = page.locator(".gt-flow-label").count()
+    page.keyboard.press("ArrowDown")  # past the last node: the walk stays there, its gradients written
+    assert page.get_attribute(".gt-root", "data-sub") == str(len(flow) - 1)
+    assert page.locator(".gt-flow-label").count() == shown > 0
+    page.keyboard.press("Escape")  # Escape leaves the walk: the whole step again
     assert page.get_attribute(".gt-root", "data-sub") == "-1"
     assert page.locator(".gt-flow-label").count() == 0
 

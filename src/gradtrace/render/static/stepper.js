@@ -568,8 +568,81 @@ export function eventKinds(film) {
   });
 }
 
-/** Where "next pass" and "leave loop" go from `pos` (null when the line does not run again). */
-export function loopJumps(steps, pos) {
+const LOOP_HEAD = /^\s*(async\s+)?(for|while)\b/;
+const DEF_HEAD = /^\s*(async\s+def|def|class)\b/;
+
+// The block headers around line `lineno` of `lines` (1-based), innermost first, read off the indentation.
+function headersAround(lines, lineno) {
+  const here = lines[lineno - 1];
+  const out = [];
+  if (here === undefined) return out;
+  let indent = here.length - here.trimStart().length;
+  for (let k = lineno - 1; k >= 1 && indent > 0; k--) {
+    const text = lines[k - 1].trimStart();
+    const at = lines[k - 1].length - text.length;
+    if (!text || text.startsWith("#") || at >= indent) continue;
+    out.push(k);
+    indent = at;
+  }
+  return out;
+}
+
+// Which loop each line runs in: `of(lineno)` is the header line of the innermost loop around it (the line itself
+// when it is a loop's header; null outside any loop, and inside a def or class, whose body a loop around it
+// does not run), `inside(lineno, head)` whether the line is that loop's or in its body, `called(lineno, head)`
+// whether it is in a function the loop does not hold (a call made from the loop).
+function loopLines(source) {
+  const lines = String(source || "").split("\n");
+  const cache = new Map();
+  const around = (lineno) => {
+    if (!cache.has(lineno)) cache.set(lineno, headersAround(lines, lineno));
+    return cache.get(lineno);
+  };
+  const isDef = (k) => DEF_HEAD.test(lines[k - 1] || "");
+  return {
+    of(lineno) {
+      if (LOOP_HEAD.test(lines[lineno - 1] || "")) return lineno;
+      for (const k of around(lineno)) {
+        if (isDef(k)) return null;
+        if (LOOP_HEAD.test(lines[k - 1])) return k;
+      }
+      return null;
+    },
+    inside: (lineno, head) => lineno === head || around(lineno).includes(head),
+    called: (lineno, head) => around(lineno).some((k) => isDef(k) && !around(head).includes(k)),
+  };
+}
+
+// Inside the loop whose header is on line `head`: where the step's line runs in a later pass (null when it does not)
+// and the first step after the loop (or the last step, when the loop ends the program; null from there).
+function loopFrom(steps, pos, loops, head) {
+  const line = steps[pos].lineno;
+  const out = new Map(); // line -> whether a step on it is after the loop (a long loop repeats few lines)
+  const after = (at) => {
+    if (!out.has(at)) out.set(at, !loops.inside(at, head) && !loops.called(at, head));
+    return out.get(at);
+  };
+  let next = -1;
+  let pass = null;
+  for (let j = pos + 1; j < steps.length; j++) {
+    const at = steps[j].lineno;
+    if (after(at)) return { pass, leave: j };
+    if (at === head && next < 0) next = j; // the next pass starts (or, at the end, the loop's last check)
+    if (pass === null && next >= 0 && at === line && (j > next || line !== head)) pass = j;
+    if (pass === null && line === head && j === next + 1) pass = next; // a pass runs after that check
+  }
+  return { pass, leave: pos < steps.length - 1 ? steps.length - 1 : null };
+}
+
+/** Where "next pass" and "leave loop" go from `pos` (null when there is nowhere to go). In a loop (the innermost
+ *  one around the step's line in `source`, read off its indentation) the next pass is where the step's line runs
+ *  after the loop's header runs again, and leaving goes to the first step after the loop, or to the last step when
+ *  the loop ends the program. A line in no loop (a function's, called again) goes to where it runs again, and
+ *  out of it to the first step after the last time it runs whose line did not run in between. */
+export function loopJumps(steps, pos, source = "") {
+  const loops = loopLines(source);
+  const head = loops.of(steps[pos].lineno);
+  if (head !== null) return loopFrom(steps, pos, loops, head);
   const line = steps[pos].lineno;
   let again = -1;
   let last = -1;
@@ -1534,7 +1607,7 @@ export function mount(el, film, options = {}) {
     b.prev.disabled = b.first.disabled = state.pos === 0;
     b.next.disabled = b.last.disabled = state.pos === n - 1;
     b.event.disabled = nextEventFrom(state.pos, 1) === null;
-    const loop = loopJumps(steps, state.pos);
+    const loop = loopJumps(steps, state.pos, film.source);
     b.pass.disabled = loop.pass === null;
     b.leave.disabled = loop.leave === null;
     b.walk.disabled = !flowOf(step).length;
@@ -1568,7 +1641,10 @@ export function mount(el, film, options = {}) {
     root.classList.toggle("gt-walking", state.sub >= 0);
     let words = null;
     if (d) words = diffWords(film, d, state.before);
-    else if (f.text) words = `${f.j + 1} / ${f.flow.length}: ${f.text}`;
+    else if (f.text) {
+      const end = f.j === f.flow.length - 1 ? " (end of the reverse pass)" : "";
+      words = `${f.j + 1} / ${f.flow.length}${end}: ${f.text}`;
+    }
     v.banner.textContent = words ? esc(words) : "";
     v.banner.classList.toggle("gt-off", !words);
     v.reverse.show(lines, f.current.size || !lines.length ? f.current : finalLines(lines));
@@ -1660,15 +1736,17 @@ export function mount(el, film, options = {}) {
   }
 
   function jumpLoop(which) {
-    const j = n ? loopJumps(steps, state.pos)[which] : null;
+    const j = n ? loopJumps(steps, state.pos, film.source)[which] : null;
     if (j !== null) show(j);
   }
 
+  // ↓ walks the reverse pass from its first node and stays at its last; ↑ walks back, from the last node when no
+  // walk is on, and leaves the walk from the first (as Escape does).
   function walk(d) {
     const flow = flowOf(steps[state.pos] || {});
     if (!flow.length) return false;
-    const s = state.sub + d;
-    state.sub = s >= flow.length || s < -1 ? -1 : s;
+    const s = state.sub < 0 && d < 0 ? flow.length - 1 : state.sub + d;
+    state.sub = Math.max(-1, Math.min(s, flow.length - 1));
     state.diff = false;
     render();
     return true;
@@ -1766,16 +1844,25 @@ export function mount(el, film, options = {}) {
 
 // ------------------------------------------------------------------ hosts
 
-// In JupyterLab the notebook reads keys for its own commands: the stepper marks itself with
-// data-lm-suppress-shortcuts, and a click anywhere in it (not on a control) gives it the keyboard.
+// In JupyterLab the notebook reads keys for its own commands, and a click anywhere in the stepper (not on a
+// control) gives it the keyboard. While it has the keyboard no key goes on to JupyterLab, whether the stepper uses
+// it or not: the notebook's single-key commands (M makes the traced cell Markdown, X cuts it, A inserts a cell,
+// Enter edits) and its chords (Ctrl+Backspace merges, Alt+Enter inserts) match the element that has the focus,
+// which data-lm-suppress-shortcuts on an element around it does not stop. What the browser does with a key (Tab
+// moves the focus, text is typed into a box) is left alone.
 function keepKeys(wrap, root) {
   wrap.setAttribute("data-lm-suppress-shortcuts", "true");
   const onDown = (ev) => {
     const tag = ev.target && ev.target.tagName;
     if (tag !== "INPUT" && tag !== "BUTTON" && tag !== "SELECT") setTimeout(() => root.focus({ preventScroll: true }), 0);
   };
+  const keep = (ev) => ev.stopPropagation();
   wrap.addEventListener("mousedown", onDown);
-  return () => wrap.removeEventListener("mousedown", onDown);
+  for (const type of ["keydown", "keypress", "keyup"]) wrap.addEventListener(type, keep);
+  return () => {
+    wrap.removeEventListener("mousedown", onDown);
+    for (const type of ["keydown", "keypress", "keyup"]) wrap.removeEventListener(type, keep);
+  };
 }
 
 function sendStep(model, i) {
