@@ -116,7 +116,7 @@ def test_embed_ids_differ_per_display(forum):
 
 def test_one_front_end_shipped_one_way(forum):
     """The widget's ESM, the notebook's static HTML and the standalone page carry the same stepper module."""
-    from gradtrace.render.html import trace_html
+    from gradtrace.render.film import trace_html
 
     esm = assets.widget_esm()
     assert _unpacked(embed_html(forum)) == esm
