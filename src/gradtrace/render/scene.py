@@ -5,7 +5,7 @@ Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 A :class:`Scene` is plain data built from one :class:`~gradtrace.model.Step`:
 one :class:`Box` per Python name, tensor object and backward node, each with its
 text rows and the marks the step put on it (``created``, ``mutated``, ...), and
-the edges between them. ``dot.py`` turns a scene into DOT; ``film.py`` builds
+the edges between them. ``dot.py`` turns a scene into DOT; ``layout.py`` builds
 one scene per step and lays out their union once. All learner text in a box is
 already passed through :func:`~gradtrace.render.words.clean` and fitted to
 ``limit`` characters between words; escaping for DOT happens in ``dot.py``.

@@ -1421,7 +1421,7 @@ function unfolder(film, steps, onChange, ask) {
   };
 }
 
-// A view the kernel laid out (render/film.py unfolded_view): its own rows, frames, details and sheet,
+// A view the kernel laid out (render/views.py unfolded_view): its own rows, frames, details and sheet,
 // added to the film's tables with its references moved to where they land. Returns the view.
 export function adopt(film, got) {
   const rows0 = film.rows.length;
