@@ -9,6 +9,7 @@ source .ci/python.sh
 need_apt=""
 command -v dot >/dev/null 2>&1 || need_apt="$need_apt graphviz"
 [ -x /usr/bin/chromium ] || need_apt="$need_apt chromium"
+command -v node >/dev/null 2>&1 || need_apt="$need_apt nodejs"  # runs the stepper's JavaScript unit tests
 if [ -n "$need_apt" ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing Debian packages:$need_apt"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -451,7 +451,7 @@ def bench_film_python() -> list[Row]:
 
 def bench_models(reps: int, models: dict[str, workloads.RealModel], missing: list[str]) -> list[Row]:
     """Real models: tracing a training step, its pictures, its HTML, its memory; torchview where it imports."""
-    from gradtrace.render.html import trace_html
+    from gradtrace.render.film import trace_html
 
     rows: list[Row] = [("i. real models", why, "skipped", "-") for why in missing]
     for name, real in models.items():

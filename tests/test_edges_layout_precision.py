@@ -13,7 +13,7 @@ import torch
 
 import gradtrace
 from gradtrace.model import SCHEMA_VERSION
-from gradtrace.render.html import trace_html
+from gradtrace.render.film import trace_html
 from gradtrace.render.json import trace_from_json, trace_json
 from gradtrace.tracer.summary import format_values
 

@@ -75,13 +75,17 @@ def test_bundle_outside_a_kernel_is_text_and_html(forum):
     assert "</script" not in page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
 
 
+def _loader(page: str) -> str:
+    """An embed's loader: the stepper's data (JSON) and the module that reads it, to the end of the fragment."""
+    return page[page.index('<script type="application/json" data-gt-stepper='):]
+
+
 def _unpacked(page: str) -> str:
     """The stepper module an embed carries (the longest base64 text in its loader), unpacked."""
     import base64
     import gzip
 
-    loader = page.split("<script type='module'>", 1)[1]
-    blobs = re.findall(r'"([A-Za-z0-9+/=]{200,})"', loader)
+    blobs = re.findall(r'"([A-Za-z0-9+/=]{200,})"', _loader(page))
     return max((gzip.decompress(base64.b64decode(b)).decode("utf-8") for b in blobs), key=len)
 
 
@@ -90,12 +94,22 @@ def test_embed_packs_the_stepper_and_its_css(forum):
     import gzip
 
     page = embed_html(forum)
-    loader = page.split("<script type='module'>", 1)[1]
+    loader = _loader(page)
     texts = {gzip.decompress(base64.b64decode(b)).decode("utf-8")
              for b in re.findall(r'"([A-Za-z0-9+/=]{200,})"', loader)}
     assert texts == {assets.widget_esm(), assets.widget_css()}
-    assert "DecompressionStream" in loader and embed_html(forum).split("<script type='module'>", 1)[1] == loader
+    assert "DecompressionStream" in loader and _loader(embed_html(forum)) == loader
     assert len(loader) < (len(assets.widget_esm()) + len(assets.widget_css())) / 2  # under half the plain text
+
+
+def test_embed_loader_is_fixed_code_fed_by_json(forum):
+    """The loader module is boot.js as shipped (no data formatted into code); what it loads travels as JSON."""
+    page = embed_html(forum)
+    module = page.split("<script type='module'>", 1)[1].rsplit("</script>", 1)[0]
+    assert module == assets.boot_js()
+    found = re.search(r'<script type="application/json" data-gt-stepper="(gradtrace-[0-9a-f]{12})">(.*?)</script>',
+                      page, re.S)
+    assert found and set(json.loads(found[2])) == {"css", "js"}
 
 
 def test_bundle_include_exclude(forum):
@@ -116,7 +130,7 @@ def test_embed_ids_differ_per_display(forum):
 
 def test_one_front_end_shipped_one_way(forum):
     """The widget's ESM, the notebook's static HTML and the standalone page carry the same stepper module."""
-    from gradtrace.render.html import trace_html
+    from gradtrace.render.film import trace_html
 
     esm = assets.widget_esm()
     assert _unpacked(embed_html(forum)) == esm

@@ -188,7 +188,7 @@ def test_a_long_loop_draws_a_box_per_distinct_record_not_per_step(mlp_loop, monk
     film_mod, scene_mod = modules()
 
     trace = mlp_loop
-    keys = film_mod._name_keys(trace)
+    keys = importlib.import_module("gradtrace.render.layout").name_keys(trace)
     plain = [scene_mod.scene(step, name_keys=keys) for step in trace.steps]  # no memo: every box made anew
     tensor_rows = _counting(monkeypatch, scene_mod, "tensor_rows")
     node_rows = _counting(monkeypatch, scene_mod, "node_rows")
@@ -204,9 +204,9 @@ def test_a_long_loop_draws_a_box_per_distinct_record_not_per_step(mlp_loop, monk
 
 def test_a_long_loop_makes_each_row_frame_and_detail_once(mlp_loop, monkeypatch):
     """Rows, frames and details are compared by value once per distinct box, not encoded at every step."""
-    film_mod, _ = modules()
-    classes = _counting(monkeypatch, film_mod, "box_classes")
-    details = [_counting(monkeypatch, film_mod, f) for f in ("_tensor_detail", "_node_detail")]
+    layout_mod, details_mod = (importlib.import_module(f"gradtrace.render.{m}") for m in ("layout", "details"))
+    classes = _counting(monkeypatch, layout_mod, "box_classes")
+    details = [_counting(monkeypatch, details_mod, f) for f in ("_tensor_detail", "_node_detail")]
     f = film(mlp_loop)
     texts = sum(len(f["frames"][s["frame"]]["texts"]) for s in f["steps"])
     shown = sum(len(s["details"]) for s in f["steps"])

@@ -14,8 +14,8 @@ import pytest
 from test_render_cases import PAYLOADS, evil_trace
 from test_render_real import traced
 
-from gradtrace.render.film import film
-from gradtrace.render.html import film_json, trace_html
+from gradtrace.render.film import film, trace_html
+from gradtrace.render.html import film_json
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

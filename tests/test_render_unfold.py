@@ -77,17 +77,18 @@ def test_a_view_opens_the_groups_folded_inside_it_one_level_deeper(tiny: Any, ti
 def test_nested_views_stay_under_the_cap_and_the_page_budget(tiny: Any, tiny_film: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     film_mod = importlib.import_module("gradtrace.render.film")
+    views_mod = importlib.import_module("gradtrace.render.views")
     trace, _ = tiny
     f = tiny_film
     own = {s["sheet"] for s in f["steps"]}
     own_bytes = sum(len(f["sheets"][s]) for s in own)
     laid = {v["sheet"] for v in f["views"]}
-    assert sum(len(f["sheets"][s]) for s in laid) <= max(film_mod.VIEW_BYTES, own_bytes // 2)
+    assert sum(len(f["sheets"][s]) for s in laid) <= max(views_mod.VIEW_BYTES, own_bytes // 2)
     for v in f["views"]:
         assert len(f["frames"][v["frame"]]["texts"]) <= film_mod.FILM_MAX_NODES + 1  # + the note box
     none = film_mod.film(trace, view_bytes=0)
     assert none["views"] == [] and all(s["unfold"] == {} for s in none["steps"])
-    monkeypatch.setattr(film_mod, "MAX_DEPTH", 1)  # one level only: no view opens another
+    monkeypatch.setattr(views_mod, "MAX_DEPTH", 1)  # one level only: no view opens another
     flat = film_mod.film(trace)
     assert not any("unfold" in v for v in flat["views"])
     assert [s["unfold"] for s in flat["steps"]] == [s["unfold"] for s in f["steps"]]

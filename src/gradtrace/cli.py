@@ -623,7 +623,7 @@ def _write_json(trace: Any, path: Output) -> None:
 
 
 def _write_html(trace: Any, path: Output) -> None:
-    from .render.html import trace_html
+    from .render.film import trace_html
 
     write_atomic(path.path, str(trace_html(trace)))
     say(f"wrote {path} (open it in a browser)")
@@ -632,10 +632,10 @@ def _write_html(trace: Any, path: Output) -> None:
 def svg_pictures(trace: Any) -> Iterator[tuple[str, str]]:
     """``(file name, DOT)`` of each step's picture, folded as the HTML film folds a big trace."""
     from .render.dot import step_dot
-    from .render.film import FILM_MAX_NODES, _is_big
     from .render.fold import folded_dot
+    from .render.layout import FILM_MAX_NODES, is_big
 
-    big = _is_big(trace)
+    big = is_big(trace)
     for step in trace.steps:
         dot = folded_dot(step, max_nodes=FILM_MAX_NODES) if big else step_dot(step)
         yield f"step-{step.number:04d}.svg", dot

@@ -231,7 +231,9 @@ def test_export_of_a_notebook_saved_with_widget_state_steps_offline(saved_lesson
         assert root.count() == 1
         check_steps(page, root)
         to_end(page, root)
-        page.wait_for_timeout(200)
+        want = f"grad {quiz_grad()}."
+        page.wait_for_function(f"([r, want]) => ({SVG_TEXTS})(r).some((t) => t.includes(want))",
+                               arg=[root.element_handle(), want], timeout=30_000)
         pictured = " ".join(root.evaluate(SVG_TEXTS))
         page.screenshot(path=str(artifacts / "export-offline.png"))
     finally:
@@ -259,7 +261,7 @@ def test_hostile_text_through_the_widget_is_inert(life: Lab, browser: Any, artif
         to_end(page, widget)
         widget.locator(".gt-graph svg g[id^='gt-n']:not([id^='gt-name']):not(.gt-hidden)",
                        has_text="onload").first.click()
-        page.wait_for_timeout(500)
+        widget.locator(".gt-details:not(.gt-off) .gt-details-title").wait_for()  # its details, hostile text and all
         live = page.evaluate("""() => {
           const outs = [...document.querySelectorAll('.jp-OutputArea-output')];
           const bad = outs.flatMap(o => [...o.querySelectorAll('img, iframe, object, embed, script, svg [onload]')]);

@@ -59,8 +59,11 @@ def test_reopened_quiz_shows_only_the_note_without_a_kernel_made_box(lab: Lab, b
         # JupyterLab says "model not found" once its widget manager has heard from the new kernel
         page.wait_for_function("""() => [...document.querySelectorAll('.jp-OutputArea-output.lm-Panel')]
             .some(o => /model not found/.test(o.textContent))""", timeout=60_000)
-        page.wait_for_timeout(500)
         cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
+        # then the note shows and the error JupyterLab wrote under it is hidden
+        page.wait_for_function("""(c) => { const shown = c.querySelector('.jp-OutputArea').innerText;
+            return shown.includes("Checking an answer needs the notebook's kernel")
+              && !/model not found/.test(shown); }""", arg=cell.element_handle(), timeout=30_000)
         shown = cell.locator(".jp-OutputArea").inner_text()  # what is rendered visible
         assert note.is_visible() and "Checking an answer needs the notebook's kernel" in shown
         assert "Error displaying widget" not in shown and "model not found" not in shown, shown
@@ -184,8 +187,9 @@ def test_the_widget_unfolds_prelaid_groups_and_has_its_kernel_lay_out_the_others
         both = [folded_box(asked, labels["h.0"]), folded_box(asked, labels["h.1"])]
         asked.evaluate("""(r, ids) => ids.forEach((id) => r.querySelector(`.gt-graph svg g[id='${id}']`)
           .dispatchEvent(new MouseEvent('click', { bubbles: true })))""", both)  # the second before any answer
+        # the kernel answers in the order it was asked (one message at a time): once the second group's view
+        # shows, the first answer has come too, and was not shown over it
         assert frames_of(page, asked, 1) == ["gt-unfolded"]
-        page.wait_for_timeout(1500)  # the first answer has come too by now
         assert asked.locator(".gt-unfold-words").inner_text().startswith(f"Unfolded: {labels['h.1']}")
         assert f"Laying out {labels['h.1']}" in asked.evaluate("(r) => r.dataset.sawBusy")
         page.keyboard.press("Escape")

@@ -29,8 +29,9 @@ from typing import Any
 import torch
 
 from gradtrace.model import Step, Summary, TensorInfo, Trace
-from gradtrace.render.film import FILM_MAX_NODES, _folded_scene, _is_big, _name_keys, film, film_scenes, union
+from gradtrace.render.film import film
 from gradtrace.render.fold import fold
+from gradtrace.render.layout import FILM_MAX_NODES, film_scenes, folded_scene, is_big, name_keys, union
 from gradtrace.render.scene import Box, Scene, scene
 from gradtrace.render.words import clean, op_name
 
@@ -142,10 +143,10 @@ def check_scene(step: Step, sc: Scene) -> None:
 
 
 def _fresh_scenes(trace: Trace) -> list[Scene]:
-    keys = _name_keys(trace)
-    if not _is_big(trace):
+    keys = name_keys(trace)
+    if not is_big(trace):
         return [scene(step, name_keys=keys) for step in trace.steps]
-    return [_folded_scene(step, fold(step, max_nodes=FILM_MAX_NODES), keys, False, _NoMemo()) for step in trace.steps]
+    return [folded_scene(step, fold(step, max_nodes=FILM_MAX_NODES), keys, False, _NoMemo()) for step in trace.steps]
 
 
 class _NoMemo:
@@ -183,7 +184,7 @@ def check_film(trace: Trace) -> None:
     memo = film_scenes(trace)
     for step, a, b in zip(trace.steps, memo, fresh, strict=True):
         assert a == b, f"step {step.number}: the film's memo draws another picture than a fresh scene"
-    if not _is_big(trace):
+    if not is_big(trace):
         for step, sc in zip(trace.steps, fresh, strict=True):
             check_scene(step, sc)
     f = film(trace)

@@ -440,3 +440,16 @@ _FINDERS: dict[str, Callable[..., ErrorExplanation]] = {
     "numpy_requires_grad": _by_line(lambda t: t.requires_grad),
     "list_index": _by_line(lambda t: t.requires_grad),
 }
+
+
+def culprits(step: Step, error: Any) -> tuple[str, ...]:
+    """The tensors and nodes of ``step`` that the explanation of ``error`` names as involved.
+
+    Never raises: a picture or a sentence that marks the culprits is drawn without them
+    rather than not at all.
+    """
+    try:
+        found = explain_error(error, step).culprits
+    except Exception:
+        return ()
+    return tuple(k for k in found if k in step.tensors or k in step.nodes)

@@ -11,10 +11,12 @@ network. Until (or unless) the script runs, for example in an untrusted
 notebook, the last step's picture and its text twin show instead.
 
 The module, the CSS and the film travel gzip-compressed in base64 (a quarter to a
-third of their size, so a lesson's stepper stays small in the saved notebook); a
-short inline module unpacks the CSS and the module with the browser's
-``DecompressionStream`` and loads the stepper once per page (keyed by its digest),
-whose ``boot()`` unpacks each film (a JSON string, see :func:`film_of`) and mounts it.
+third of their size, so a lesson's stepper stays small in the saved notebook), as
+JSON in ``<script type="application/json">`` elements. A short inline module,
+``notebook/static/boot.js`` (the same text in every output), unpacks the CSS and the
+module with the browser's ``DecompressionStream`` and loads the stepper once per
+page (keyed by its digest), whose ``boot()`` unpacks each film (a JSON string, see
+:func:`film_of`) and mounts it.
 """
 
 from __future__ import annotations
@@ -61,23 +63,15 @@ def packed(text: str) -> str:
 
 @functools.cache
 def loader() -> str:
-    """The inline module that unpacks the stepper's CSS and code and mounts the page's films."""
+    """The stepper's CSS and code as JSON data, and the module that unpacks them and mounts the page's films.
+
+    The module is ``notebook/static/boot.js``, the same text for every output; only the data differs.
+    """
     js, css = assets.stepper_js(), assets.widget_css()  # cached: packed once per process
     key = "gradtrace-" + hashlib.sha1((js + css).encode("utf-8")).hexdigest()[:12]
-    return f"""<script type='module'>
-const key = {json.dumps(key)};
-const unpack = async (b64) => new Response(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))])
-  .stream().pipeThrough(new DecompressionStream("gzip"))).text();
-if (!document.querySelector(`style[data-gt-css="${{key}}"]`)) {{
-  const style = document.createElement("style");
-  style.dataset.gtCss = key;
-  style.textContent = await unpack({json.dumps(packed(css))});
-  document.head.appendChild(style);
-}}
-globalThis[key] ??= unpack({json.dumps(packed(js))})
-  .then((code) => import(URL.createObjectURL(new Blob([code], {{ type: "text/javascript" }}))));
-(await globalThis[key]).boot(document);
-</script>"""
+    data = film_json({"css": packed(css), "js": packed(js)})
+    return (f'<script type="application/json" data-gt-stepper="{key}">{data}</script>\n'
+            f"<script type='module'>{assets.boot_js()}</script>")
 
 
 def embed_html(trace: Trace, film: dict[str, Any] | None = None) -> str:

@@ -152,7 +152,7 @@ def _write_html(trace: Trace, path: str, force: bool = False) -> None:
         print(refusal)
         return
     try:
-        from ..render.html import trace_html
+        from ..render.film import trace_html
 
         page = _marked(str(trace_html(trace)))
     except Exception as exc:

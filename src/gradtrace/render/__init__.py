@@ -22,9 +22,8 @@ Nothing here imports torch; only ``dot_to_svg`` runs a binary.
 from __future__ import annotations
 
 from .dot import graph_dot, step_dot
-from .film import film
+from .film import film, trace_html
 from .graph import Graph, Page, step_graph
-from .html import trace_html
 from .json import trace_dict, trace_json
 from .svg import LayoutError, dot_to_svg, layout_engine
 from .text import step_text, trace_text

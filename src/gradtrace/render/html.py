@@ -1,4 +1,4 @@
-"""One self-contained HTML file that steps through a whole trace.
+"""One self-contained HTML file that steps through a whole trace, and a film that shows itself as one.
 
 Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 
@@ -22,11 +22,9 @@ import re
 from importlib import resources
 from typing import Any
 
-from ..model import Trace
-from .film import film as make_film
 from .graph import Page
 
-__all__ = ["trace_html", "film_html", "film_json", "film_script", "static_text", "stepper_module", "CSP"]
+__all__ = ["Film", "film_html", "film_json", "film_script", "static_text", "stepper_module", "CSP"]
 
 CSP = (
     "default-src 'none'; script-src {script}; style-src {style}; img-src data:; font-src 'none'; "
@@ -109,6 +107,21 @@ def film_html(film: dict[str, Any], *, title: str | None = None) -> Page:
     return Page(page)
 
 
-def trace_html(trace: Trace, *, title: str | None = None) -> Page:
-    """Every step of ``trace`` in one self-contained HTML page (slider, buttons, arrow keys)."""
-    return film_html(make_film(trace, title=title), title=None if title is None else title)
+class Film(dict[str, Any]):
+    """A film (a plain ``dict``, see :mod:`gradtrace.render.film`) that shows itself in notebooks as a stepper.
+
+    ``_repr_mimebundle_`` always carries ``text/plain``; ``text/html`` is the
+    standalone stepper page in a sandboxed ``<iframe srcdoc>`` (scripts run inside
+    it only, with no access to the notebook page).
+    """
+
+    def __repr__(self) -> str:
+        return f"<gradtrace film of {self.get('title', '')!s}: {len(self.get('steps', []))} steps>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        page = _html.escape(film_html(self), quote=True)
+        frame = (
+            f'<iframe sandbox="allow-scripts" srcdoc="{page}" title="gradtrace stepper" '
+            'style="width:100%;height:640px;border:0"></iframe>'
+        )
+        return {"text/plain": repr(self), "text/html": frame}

@@ -5,7 +5,7 @@ Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 A :class:`Scene` is plain data built from one :class:`~gradtrace.model.Step`:
 one :class:`Box` per Python name, tensor object and backward node, each with its
 text rows and the marks the step put on it (``created``, ``mutated``, ...), and
-the edges between them. ``dot.py`` turns a scene into DOT; ``film.py`` builds
+the edges between them. ``dot.py`` turns a scene into DOT; ``layout.py`` builds
 one scene per step and lays out their union once. All learner text in a box is
 already passed through :func:`~gradtrace.render.words.clean` and fitted to
 ``limit`` characters between words; escaping for DOT happens in ``dot.py``.
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..explain.errors import culprits
 from ..model import ALIVE, FREED, Backward, Bind, Create, Error, Grad, Mutate, NodeInfo, Rebind, SavedValue, Step
 from .words import clean, fit, op_name, shape_text, summary_text
 
@@ -128,19 +129,6 @@ def _marks(step: Step) -> dict[str, list[str]]:
             for key in culprits(step, e):
                 add(key, "culprit")
     return marks
-
-
-def culprits(step: Step, error: Error) -> tuple[str, ...]:
-    """The tensors and nodes of ``step`` that the explanation of ``error`` names as involved."""
-    try:
-        from ..explain.errors import explain_error
-    except ImportError:  # torch absent: the explanation cannot be made
-        return ()
-    try:
-        found = explain_error(error, step).culprits
-    except Exception:  # an explanation must never stop a picture
-        return ()
-    return tuple(k for k in found if k in step.tensors or k in step.nodes)
 
 
 def _fitted(prefix: str, middle: str, suffix: str, limit: int) -> str:

@@ -14,6 +14,7 @@ import functools
 import re
 import unicodedata
 
+from ..explain.errors import culprits
 from ..model import (
     Backward,
     Bind,
@@ -338,8 +339,6 @@ def event_words(step: Step, event: Event) -> str:
     if isinstance(event, Untracked):
         return _untracked(step, event)
     text = _error(event)
-    from .scene import culprits  # the explanation's culprits, drawn with the "culprit" mark
-
     involved = [node_ref(step, k) if k in step.nodes else tensor_ref(step, k) for k in culprits(step, event)]
     return text + (f"\ninvolved: {', '.join(involved)}" if involved else "")
 

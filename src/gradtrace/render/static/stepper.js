@@ -13,6 +13,10 @@
 // textContent or SVG text nodes, never as markup, and control/format characters (bidi
 // overrides included) are shown escaped, as the text twin does. The film's SVG is our own
 // Graphviz output; it is parsed as XML and cleaned of anything but drawing before use.
+//
+// The helpers that read a film and touch no page (esc, brief, loopJumps, eventKinds, diffOf, ...) are
+// named exports too: tests/js/ runs them in plain Node (`node --test tests/js/`). Importing this module
+// where there is no document runs nothing.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const DRAWING = new Set(["svg", "g", "title", "polygon", "path", "text", "ellipse", "polyline", "tspan"]);
@@ -288,7 +292,7 @@ function makePicture(film, onPick, svgText) {
 }
 
 // The picture as words, for screen readers (and for anyone, with the "text" button).
-function pictureText(film, frame) {
+export function pictureText(film, frame) {
   const lines = [];
   const visible = new Set(frame.visible);
   const names = [];
@@ -450,7 +454,7 @@ function legendPanel(film) {
 
 // The class lists the film's pictures use (each element's, in any frame), so the legend lists only
 // what this trace can show; null for a film too big to read them all (the legend then lists everything).
-function usedClasses(film) {
+export function usedClasses(film) {
   const frames = film.frames || [];
   if (frames.length > 5000) return null;
   const seen = new Set();
@@ -531,7 +535,7 @@ function detailsPopover(onClose) {
 // ------------------------------------------------------------------ what a step is
 
 // Which tensor each name refers to at a step (by the objects' own ids, read off the names' details).
-function nameTargets(film, step) {
+export function nameTargets(film, step) {
   const out = new Map();
   for (const ref of Object.values(step.details || {})) {
     const d = film.details[ref];
@@ -666,12 +670,12 @@ export function loopJumps(steps, pos, source = "") {
 }
 
 // The reverse pass of a backward() step, one sub-step per node, in the engine's order.
-function flowOf(step) {
+export function flowOf(step) {
   return Array.isArray(step.flow) ? step.flow : [];
 }
 
 // Lines of the reverse-pass text that belong to one node (its "  nK Op: gets ..." line and what follows).
-function linesOfNode(lines, domId) {
+export function linesOfNode(lines, domId) {
   const id = domId.replace(/^gt-/, "");
   const out = new Set();
   let inside = false;
@@ -689,7 +693,7 @@ function gradRow(t) {
 }
 
 // What backward() changed: film data when present, else read off the frames before and after.
-function diffOf(film, pair) {
+export function diffOf(film, pair) {
   if (pair.diff) return pair.diff;
   const before = film.frames[film.steps[pair.before].frame];
   const after = film.frames[film.steps[pair.step].frame];
@@ -759,7 +763,7 @@ function download(doc, href, name) {
   a.remove();
 }
 
-function svgDataUrl(text) {
+export function svgDataUrl(text) {
   return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
 }
 
@@ -777,7 +781,7 @@ function savePng(doc, text, size, name, scale) {
   img.src = svgDataUrl(text);
 }
 
-function fileStem(film, step) {
+export function fileStem(film, step) {
   const base = String(film.title || film.filename || "gradtrace").replace(/[^A-Za-z0-9_.-]+/g, "_").replace(/^_+|_+$/g, "");
   return `${base || "gradtrace"}-step${stepNumber(step)}`;
 }
@@ -887,7 +891,7 @@ function drawFlow(picture, film, f, before) {
   }
 }
 
-function diffClasses(d) {
+export function diffClasses(d) {
   const more = new Map();
   for (const id of d.freed) more.set(id, "gt-diff-freed");
   for (const id of Object.keys(d.grad)) more.set(id, "gt-diff-grad");
@@ -904,7 +908,7 @@ function drawDiff(picture, d) {
   for (const id of d.kept) picture.tagBox(id, "◆ kept by retain_grad()", "gt-tag-kept");
 }
 
-function diffWords(film, d, before) {
+export function diffWords(film, d, before) {
   const bare = (ids) => ids.map((id) => id.replace(/^gt-/, "")).join(", ");
   const words = [];
   const freed = d.freed.filter((id) => (film.elements[id] || {}).group !== "edge");
@@ -916,7 +920,7 @@ function diffWords(film, d, before) {
 }
 
 // The objects the step's error involves (steps[i].culprits: dom ids, bare ids or {id}).
-function culpritClasses(step, more) {
+export function culpritClasses(step, more) {
   for (const c of step.culprits || []) {
     const id = typeof c === "string" ? (c.startsWith("gt-") ? c : `gt-${c}`) : c && c.id ? `gt-${c.id}` : null;
     if (id) more.set(id, `${more.get(id) || ""} gt-m-culprit`.trim());
@@ -924,7 +928,7 @@ function culpritClasses(step, more) {
 }
 
 // One current prediction, and how the program stopped (once: not when an event already says it).
-function warningsOf(film, step, last) {
+export function warningsOf(film, step, last) {
   const out = [];
   if ("prediction" in step) {
     if (step.prediction) out.push(step.prediction);
@@ -936,20 +940,20 @@ function warningsOf(film, step, last) {
 }
 
 // Position of the step that raised (film version 2 says; version 1: the last step).
-function errorStep(film) {
+export function errorStep(film) {
   if (!film.error) return -1;
   return Number.isInteger(film.error_step) ? film.error_step : (film.steps || []).length - 1;
 }
 
 // The error, once: its sentence (unless the explanation already quotes PyTorch's message) and the plain words.
-function errorWords(film, step) {
+export function errorWords(film, step) {
   const message = film.error.replace(/^[^:]*: /, "").split("\n")[0];
   const quoted = step.explanation && message && step.explanation.includes(message);
   return [quoted ? null : `stopped: ${film.error}`, step.explanation || null].filter(Boolean).join("\n\n");
 }
 
 // The last node of the reverse pass (where the paths meet and .grad is written).
-function finalLines(lines) {
+export function finalLines(lines) {
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = /^ {2}(\S+) /.exec(lines[i]);
     if (m) return linesOfNode(lines, m[1]);
@@ -1490,9 +1494,9 @@ function unfolder(film, steps, onChange, ask) {
   };
 }
 
-// A view the kernel laid out (render/film.py unfolded_view): its own rows, frames, details and sheet,
+// A view the kernel laid out (render/views.py unfolded_view): its own rows, frames, details and sheet,
 // added to the film's tables with its references moved to where they land. Returns the view.
-function adopt(film, got) {
+export function adopt(film, got) {
   const rows0 = film.rows.length;
   const details0 = film.details.length;
   film.rows.push(...got.rows);
