@@ -36,6 +36,8 @@ GradFn = Callable[[Env], Tensor]
 ExprFn = Callable[[Env], str]
 
 ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+#: what separates a filled-in expression from a remark on it (``expr + NOTE + "remark)"``)
+NOTE = "   ("
 COPY_SLICES = "torch::autograd::CopySlices"
 
 
@@ -86,6 +88,8 @@ class FilledPart:
     dtype: str
     #: whether ``values`` are PyTorch's to the last bit (exact arithmetic, or the recorded gradient it agrees with)
     exact: bool = True
+    #: a remark on the arithmetic (a rounding, a masked element), said after the result
+    note: str = ""
 
     @property
     def result(self) -> str:
@@ -93,9 +97,8 @@ class FilledPart:
 
     @property
     def text(self) -> str:
-        if self.expr == self.result:
-            return self.expr
-        return f"{self.expr} = {self.result}"
+        text = self.expr if self.expr == self.result else f"{self.expr} = {self.result}"
+        return f"{text}   ({self.note})" if self.note else text
 
 
 @dataclass(frozen=True)
@@ -689,17 +692,47 @@ _add("MseLossBackward0", "out = mean((self − target)²) (reduction='mean')",
       lambda e: _mse(e, "target", "self"), lambda e: _mse_text(e, "target", "self")))
 
 
+def _nll_weight(e: Env) -> Arr | None:
+    return e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
+
+
 def _nll(e: Env) -> Tensor:
-    weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
-    return K.nll_loss_backward(e.g, e.saved("self"), e.saved("target"), weight,
-                                     e.attr("reduction", 1), e.attr("ignore_index", -100),
-                                     e.saved("total_weight"))
+    return K.nll_loss_backward(e.g, e.saved("self"), e.saved("target"), _nll_weight(e),
+                               e.attr("reduction", 1), e.attr("ignore_index", -100), e.saved("total_weight"))
 
 
-_add("NllLossBackward0", "out = −mean(self[i, target_i]) (self holds log-probabilities)",
-     "only the picked log-probability moves the loss",
-     ("self", "∂out/∂self[i, c] = −1/N if c = target_i else 0", "−grad / N at each row's target",
-      _nll, lambda e: f"-{e.fg} / {e.fs('total_weight')} at targets {e.fs('target')}"))
+def _nll_text(e: Env) -> str:
+    """``w[t] · (−grad / total_weight)`` placed at each row's target, in the kernel's order, as the reduction
+    and the weights make it; rows whose target is ``ignore_index`` get 0 and are named."""
+    reduction, ignore = e.attr("reduction", 1), e.attr("ignore_index", -100)
+    target = e.saved("target")
+    picked = _neg(e) if reduction != 1 else f"({_neg(e)} / {e.fs('total_weight')})"
+    weight = _nll_weight(e)
+    if weight is None and reduction == 1:
+        picked = picked[1:-1]
+    ignored = [i for i, t in enumerate(target.data) if int(t) == ignore]
+    if weight is not None:
+        w = [0.0 if int(t) == ignore else weight.data[int(t)] for t in target.data]
+        one = len(set(w)) == 1
+        picked = f"{e.fmt(Arr(w[:1] if one else w, () if one else target.shape, weight.dtype))} · {picked}"
+    if target.dim() == 0:
+        if ignored:
+            return f"0{NOTE}the target is ignore_index {ignore}: it adds nothing)"
+        return f"{picked} at target {e.fs('target')}"
+    text = f"{picked} at targets {e.fs('target')}"
+    if ignored:
+        rows = ", ".join(str(i) for i in ignored)
+        text += f" except rows {ignored}{NOTE}row{'s' if len(ignored) > 1 else ''} {rows}: target {ignore} is " \
+                "ignore_index, which adds nothing)"
+    return text
+
+
+_add("NllLossBackward0", "out = −Σ_i w[target_i] · self[i, target_i] / Σ_i w[target_i] (reduction='mean'; "
+     "'sum' drops the division, 'none' keeps one loss per row)",
+     "only the picked log-probability of each row moves the loss; a row whose target is ignore_index adds nothing",
+     ("self", "∂out/∂self[i, c] = −w[c] / total_weight if c = target_i else 0",
+      "−w[target_i] · grad / total_weight at each row's target (no division for 'sum'; grad_i for 'none')",
+      _nll, _nll_text))
 
 
 def _bce_text(e: Env) -> str:
@@ -888,6 +921,8 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
         value = formula.grads[rule.input](env)
         expr = formula.exprs[rule.input](env)
         label = rule.input
+    expr, _, note = expr.partition(NOTE)
+    note = note[:-1] if note.endswith(")") else note
     summed = _sum_to(env, value, index)
     if tuple(summed.shape) != tuple(value.shape) and "summed to shape" not in expr:
         # the input was broadcast: its gradient is the sum back to its shape (say so, or "[a, b, c] = s" reads false)
@@ -898,4 +933,4 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
     values, exact = value.tolist(), value.exact or not value.is_floating_point()
     if recorded is not None and agree(value, recorded):
         values, exact = recorded, True  # the formula gives PyTorch's figure: show PyTorch's own
-    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact)
+    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact, note)
