@@ -96,14 +96,13 @@ def _check(built, dtype, with_sent):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True))
-                                  if c == "BinaryCrossEntropyBackward0" else c for c in sorted(CASES)])
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_table_formulas_read_back_to_torch(case, dtype):
     _check(CASES[case](dtype), dtype, with_sent=True)
 
 
 #: cases still printed wrong: each must fail (strict), until its fix lands
-WRONG = {"bce/mean", "bce/weight", "bce/weight-sum", "gelu/tanh", "softplus/threshold", "softplus/beta-half",
+WRONG = {"gelu/tanh", "softplus/threshold", "softplus/beta-half",
          "pow1/base0"}
 
 

@@ -736,8 +736,14 @@ _add("NllLossBackward0", "out = −Σ_i w[target_i] · self[i, target_i] / Σ_i 
 
 
 def _bce_text(e: Env) -> str:
+    """In the kernel's order: ``grad · (p − t) / (p · (1 − p))``, times the weights, over n for the mean."""
     p, t = e.fs("self"), e.fs("target")
-    return f"{e.fg} · ({p} − {t}) / ({p} · (1 − {p}))"
+    text = f"{e.fg} · ({p} − {t}) / ({p} · (1 − {p}))"
+    if e.has("weight") and e.attr("weight") is not None:
+        text += f" · {e.fs('weight')}"
+    if e.attr("reduction", 1) == 1:
+        text += f" / {e.saved('self').numel()}"
+    return text
 
 
 def _bce(e: Env) -> Tensor:
