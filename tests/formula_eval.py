@@ -245,8 +245,7 @@ class _Parser:
             return inner.sum(-1, keepdim=True) if inner.dim() else inner
         if tok.kind == "func":
             self.take()
-            arg = self.postfix() if self.at("(", "[") or tok.text == "e^" else self.atom()
-            return self.function(tok.text, arg)
+            return self.function(tok.text, self.atom())  # a power after it applies to the function's value
         raise Unreadable(f"unexpected {tok.text!r}")
 
     def piecewise(self) -> torch.Tensor:

@@ -102,8 +102,7 @@ def test_table_formulas_read_back_to_torch(case, dtype):
 
 
 #: cases still printed wrong: each must fail (strict), until its fix lands
-WRONG = {"gelu/tanh", "softplus/threshold", "softplus/beta-half",
-         "pow1/base0"}
+WRONG = {"pow1/base0"}
 
 
 def _marked(case):

@@ -29,7 +29,7 @@ from ..model import NodeInfo
 from . import _kernels as K
 from ._arith import Arr, agree, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
-from ._numbers import MAX_ELEMENTS, fmt_power, fmt_values
+from ._numbers import MAX_ELEMENTS, fmt_number, fmt_power, fmt_values
 
 Tensor = Any
 GradFn = Callable[[Env], Tensor]
@@ -756,15 +756,47 @@ _add("BinaryCrossEntropyBackward0", "out = −mean(t · ln p + (1 − t) · ln(1
      "d/dp: (p − t) / (p · (1 − p)), 1/n from the mean",
      ("self", "∂out/∂self = (self − target) / (self · (1 − self)) / n", "grad · (p − t) / (p(1 − p)) / n",
       _bce, _bce_text))
-_add("GeluBackward0", "out = self · Φ(self)", "product rule with the normal CDF Φ",
-     ("self", "∂out/∂self = Φ(self) + self · φ(self)", "grad · (Φ(self) + self · φ(self))",
-      lambda e: K.gelu_backward(e.g, e.saved("self"), e.attr("approximate", "none")),
-      lambda e: f"{e.fg} · (Φ({e.fs('self')}) + {e.fs('self')} · φ({e.fs('self')}))"))
-_add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta",
-     "chain rule: the derivative is σ(beta · self)",
-     ("self", "∂out/∂self = σ(beta · self)", "grad · σ(beta · self)",
+#: the constants of PyTorch's tanh approximation of gelu: √(2/π) and the cubic term's factor
+_GELU_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_text(e: Env) -> str:
+    x, g = e.fs("self"), e.fg
+    if e.attr("approximate", "none") != "tanh":
+        return f"{g} · (Φ({x}) + {x} · φ({x}))"
+    beta, kappa = fmt_number(_GELU_BETA, e.dtype), fmt_number(_GELU_KAPPA, e.dtype)
+    inner = f"tanh({beta} · ({x} + {kappa} · {fmt_power(x, 3)}))"
+    return (f"{g} · (0.5 · (1 + {inner}) + 0.5 · {x} · (1 − {inner}²) · {beta} · "
+            f"(1 + {fmt_number(3 * _GELU_KAPPA, e.dtype)} · {fmt_power(x, 2)}))")
+
+
+_add("GeluBackward0", "out = self · Φ(self); approximate='tanh': 0.5 · self · (1 + tanh(√(2/π) · (self + "
+     "0.044715 · self³)))",
+     "product rule with the normal CDF Φ (or with its tanh approximation)",
+     ("self", "∂out/∂self = Φ(self) + self · φ(self) (approximate='tanh': the derivative of the tanh form)",
+      "grad · (Φ(self) + self · φ(self))",
+      lambda e: K.gelu_backward(e.g, e.saved("self"), e.attr("approximate", "none")), _gelu_text))
+
+
+def _softplus_text(e: Env) -> str:
+    """``grad · σ(beta · self)``; above the threshold (beta · self > threshold) softplus is linear, and the
+    gradient passes through unchanged."""
+    beta, threshold = e.attr("beta", 1), e.attr("threshold", 20)
+    x = e.saved("self")
+    scaled = f"{e.fa('beta')} · {e.fs('self')}"
+    text = f"{e.fg} · σ({scaled})"
+    if any(v * beta > threshold for v in x.data):
+        text += f" where {scaled} ≤ {e.fa('threshold')}, else {e.fg}"
+    return text
+
+
+_add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta (just self where beta · self > threshold)",
+     "chain rule: the derivative is σ(beta · self); above the threshold softplus is self, derivative 1",
+     ("self", "∂out/∂self = σ(beta · self), or 1 where beta · self > threshold",
+      "grad · σ(beta · self), or grad where beta · self > threshold",
       lambda e: K.softplus_backward(e.g, e.saved("self"), e.attr("beta", 1), e.attr("threshold", 20)),
-      lambda e: f"{e.fg} · σ({e.fa('beta')} · {e.fs('self')})"))
+      _softplus_text))
 
 # ---- nodes without a formula of their own ------------------------------------------
 _add(COPY_SLICES, "base[view] = value (an in-place write through a view)",
