@@ -61,6 +61,8 @@ ATTRS = {
     "softplus/beta-half": lambda d: F.softplus(_x(d, (6,)) * 4, beta=0.5, threshold=1),
     "pow1/base0": lambda d: torch.tensor([0.0, 2.0, 0.0], dtype=d, requires_grad=True)
     ** torch.tensor([0.5, 3.0, 2.0], dtype=d, requires_grad=True),
+    "pow1/base0-exp0": lambda d: torch.tensor([0.0, 2.0, 0.0, 0.0], dtype=d, requires_grad=True)
+    ** torch.tensor([0.0, 3.0, -1.0, -2.0], dtype=d, requires_grad=True),
 }
 
 #: node types whose printed text places numbers (a select, a scatter, a join) rather than computing them
@@ -102,7 +104,7 @@ def test_table_formulas_read_back_to_torch(case, dtype):
 
 
 #: cases still printed wrong: each must fail (strict), until its fix lands
-WRONG = {"pow1/base0"}
+WRONG: set[str] = set()
 
 
 def _marked(case):

@@ -552,6 +552,9 @@ def _pow(x: float, y: float) -> float:
     except (OverflowError, ZeroDivisionError):
         return math.inf
     except ValueError:
+        if x == 0 and y < 0:  # C's pow (and PyTorch's): ±0 to a negative power is ±inf, not a domain error
+            odd = float(y).is_integer() and int(y) % 2 == 1
+            return math.copysign(math.inf, x) if odd else math.inf
         return math.nan
 
 

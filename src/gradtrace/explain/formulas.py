@@ -230,12 +230,30 @@ def _pow1_exponent(e: Env) -> Tensor:
     return e.g * where(cond, 0, e.saved("result") * base.log())
 
 
+def _pow1_self_text(e: Env) -> str:
+    exponent = e.fs("exponent")
+    text = f"{e.fg} · ({exponent} · {e.fs('self')}^({exponent} − 1))"
+    if any(v == 0 for v in e.saved("exponent").data):  # PyTorch's rule: d(x⁰)/dx is 0, even at x = 0
+        text += f" where {exponent} ≠ 0{NOTE}an exponent of 0 gives 0: self⁰ is constant)"
+    return text
+
+
+def _pow1_exponent_text(e: Env) -> str:
+    base, exponent = e.saved("self"), e.saved("exponent")
+    text = f"{e.fg} · ({e.fs('result')} · ln({e.fs('self')}))"
+    if any(b == 0 and x >= 0 for b, x in zip(base.data, exponent.data, strict=False)):
+        # ln 0 = −inf, and 0 · −inf is NaN: PyTorch masks those elements to 0
+        text += (f" where {e.fs('self')} ≠ 0 or {e.fs('exponent')} < 0{NOTE}at a base of 0, out · ln 0 is "
+                 "0 · −inf, which PyTorch takes as 0)")
+    return text
+
+
 _add("PowBackward1", "out = self ** exponent (both tensors)",
      "power rule for self, exponential rule for exponent",
      ("self", "∂out/∂self = exponent · self^(exponent−1)", "grad · (exponent · self^(exponent−1))",
-      _pow1_self, lambda e: f"{e.fg} · ({e.fs('exponent')} · {e.fs('self')}^({e.fs('exponent')} − 1))"),
-     ("exponent", "∂out/∂exponent = out · ln(self)", "grad · (out · ln(self))",
-      _pow1_exponent, lambda e: f"{e.fg} · ({e.fs('result')} · ln({e.fs('self')}))"))
+      _pow1_self, _pow1_self_text),
+     ("exponent", "∂out/∂exponent = out · ln(self) (0 where self = 0 and exponent ≥ 0)", "grad · (out · ln(self))",
+      _pow1_exponent, _pow1_exponent_text))
 
 
 def _pow2_exponent(e: Env) -> Tensor:
