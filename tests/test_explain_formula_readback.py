@@ -116,3 +116,56 @@ def _marked(case):
 @pytest.mark.parametrize("case", [_marked(c) for c in sorted(ATTRS)])
 def test_attribute_sweep_reads_back_to_torch(case, dtype, with_sent):
     _check(ATTRS[case](dtype), dtype, with_sent)
+
+
+def _reverse_text(source):
+    import gradtrace
+    from gradtrace.explain.reverse import reverse_lines
+
+    trace = gradtrace.trace_code(source, {}, raise_errors=True)
+    return "\n".join(line for step in trace.steps for line in reverse_lines(step))
+
+
+def test_a_product_float32_rounds_says_so():
+    """The forum's re-bound x: 9335089 · (2 · 42) is 784147476 by hand; float32 holds 784147456, and says so."""
+    from gradtrace.explain._numbers import fmt_number
+
+    from programs import WHATIF1
+
+    x = torch.tensor(42.0, requires_grad=True)
+    x2 = x ** 2
+    x2.retain_grad()
+    (x2 + x2 ** 3).backward()
+    by_hand = int(x2.grad.double().item() * 2 * 42)  # float64 holds these integers exactly
+    assert by_hand != x.grad.item()
+    text = _reverse_text(WHATIF1)
+    assert (f"{fmt_number(x2.grad.item())} · (2 · 42) = {fmt_number(x.grad.item())}   "
+            f"(float32 rounds {by_hand})") in text
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_rounding_note_only_where_the_hand_differs(case, dtype):
+    """Small integers everywhere: a note appears exactly where the printed arithmetic, done exactly, is not the
+    printed figure (and never in float64, whose integers here are exact)."""
+    from fractions import Fraction
+
+    built = CASES[case](dtype)
+    node = built.grad_fn
+    grad = torch.full(built.shape, 3.0, dtype=dtype)
+    expected = _torch_grads(built, grad)
+    sent = tuple(None if g is None else g.tolist() for g in expected)
+    filled = fill_in(node_info(built), grad.tolist(), str(dtype), input_shapes(node), sent)
+    for part in filled.parts:
+        if dtype == torch.float64 or not part.exact:
+            assert "rounds" not in part.note, part.text
+            continue
+        try:
+            hand = evaluate(part.expr, torch.float64, 0)
+        except Unreadable:
+            continue
+        exact = all(Fraction(v).limit_denominator(10**6) == Fraction(v) for v in hand.reshape(-1).tolist()
+                    if v == v and abs(v) != float("inf"))
+        differs = not torch.equal(hand.reshape(expected[part.index].shape).to(dtype), hand.reshape(
+            expected[part.index].shape)) if exact else False
+        assert ("rounds" in part.note) == differs, part.text

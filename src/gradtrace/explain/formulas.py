@@ -29,7 +29,7 @@ from ..model import NodeInfo
 from . import _kernels as K
 from ._arith import Arr, agree, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
-from ._numbers import MAX_ELEMENTS, fmt_number, fmt_power, fmt_values
+from ._numbers import MAX_ELEMENTS, fmt_number, fmt_power, fmt_values, same_values
 
 Tensor = Any
 GradFn = Callable[[Env], Tensor]
@@ -935,6 +935,35 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     return _fill_parts(formula, env, node, wanted, sent)
 
 
+#: dtypes whose rounding a learner's hand does not do: a product of printed integers can come out otherwise
+_ROUNDS = {"float32": 9, "float16": 5, "bfloat16": 4}
+
+
+def _rounding_note(formula: Formula, rule: Rule, env: Env, index: int, value: Arr) -> str:
+    """``float32 rounds 784147476`` when the printed arithmetic, done by hand, gives a short figure (an integer
+    or a few digits) that the dtype cannot hold: ``9335089 · (2 · 42)`` is 784147476, float32 holds 784147456.
+
+    The hand's figure is the same formula in float64, where such numbers are exact; a long float64 figure (the
+    printed operands themselves rounded) is not the hand's and says nothing."""
+    if rule.input == "tensors[i]":
+        return ""
+    wide_env = Env(env.node, env.g.to("float64"), "float64", env.input_shapes,
+                   tuple(None if o is None else o.to("float64") for o in env.outputs))
+    try:
+        wide = _sum_to(wide_env, formula.grads[rule.input](wide_env), index)
+    except (Unavailable, RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError):
+        return ""
+    if not wide.exact or wide.shape != value.shape or same_values(wide.data, value.data):
+        return ""
+    if not all(isinstance(v, float) and math.isfinite(v) for v in wide.data):
+        return ""
+    digits = _ROUNDS[value.dtype]
+    texts = [fmt_number(v, "float64") for v in wide.data]
+    if any(len(t.lstrip("-").replace(".", "").lstrip("0")) > digits + 1 or "e" in t for t in texts):
+        return ""
+    return f"{value.dtype} rounds {fmt_values(wide.tolist(), 'float64')}"
+
+
 def _has_complex(values: Any) -> bool:
     if isinstance(values, complex):
         return True
@@ -987,6 +1016,8 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
     if value.numel() > MAX_ELEMENTS:
         raise Unavailable(f"the {tuple(value.shape)} result is too large to write out")
     values, exact = value.tolist(), value.exact or not value.is_floating_point()
+    if not note and exact and value.dtype in _ROUNDS:
+        note = _rounding_note(formula, rule, env, index, value)
     if recorded is not None and agree(value, recorded):
         values, exact = recorded, True  # the formula gives PyTorch's figure: show PyTorch's own
     return FilledPart(label, index, rule.local, expr, values, value.dtype, exact, note)
