@@ -169,3 +169,73 @@ def test_a_rounding_note_only_where_the_hand_differs(case, dtype):
         differs = not torch.equal(hand.reshape(expected[part.index].shape).to(dtype), hand.reshape(
             expected[part.index].shape)) if exact else False
         assert ("rounds" in part.note) == differs, part.text
+
+
+def _f16_float_mean():
+    x = torch.tensor([1.1, 2.3, -0.7], dtype=torch.float16, requires_grad=True)
+    return (x.float() ** 2).mean(), None
+
+
+def _f16_float_cube():
+    x = torch.tensor([1.1, 2.3, -0.7], dtype=torch.float16, requires_grad=True)
+    return x.float() ** 3, torch.tensor([0.3, 1.7, 2.1])
+
+
+def _f16_times_bf16():
+    a = torch.tensor([1.1, 2.3], dtype=torch.float16, requires_grad=True)
+    b = torch.tensor([1.7, 3.1], dtype=torch.bfloat16, requires_grad=True)
+    return (a * b).sum() / 1.3, None
+
+
+def _bf16_autocast():
+    w = torch.tensor([[1.1, 2.3], [0.7, -1.3]], requires_grad=True)
+    x = torch.tensor([[0.3, 1.9]])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = (x @ w).sum() * 1.37
+    return out, None
+
+
+def _graph_nodes(root):
+    found, todo = [], [root.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or any(node is n for n in found):
+            continue
+        found.append(node)
+        todo += [n for n, _ in node.next_functions]
+    found = [n for n in found if "AccumulateGrad" not in n.name()]
+    return {n.name(): n for n in found}, len(found)
+
+
+@pytest.mark.parametrize("make", [_f16_float_mean, _f16_float_cube, _f16_times_bf16, _bf16_autocast],
+                         ids=lambda f: f.__name__)
+def test_casts_and_promotions_are_computed_in_the_nodes_dtype(make):
+    """After a cast, a promotion or autocast, each printed formula evaluates, in the dtype PyTorch ran its node
+    in (the dtype of the gradient the node got), to the gradient the node sent; no 'torch computed' remains."""
+    from formula_eval import split_result
+
+    import gradtrace
+
+    root, gradient = make()
+    nodes, count = _graph_nodes(root)
+    assert len(nodes) == count, "the program's node names must be unique"
+    seen = {}
+    for name, node in nodes.items():
+        node.register_hook(lambda gi, go, name=name: seen.update({name: (gi, go)}))
+    walk = gradtrace.explain(root, gradient)
+    text = walk.to_text()
+    assert "torch computed" not in text, text
+    checked = 0
+    for step in walk.steps:
+        for out in step.outputs:
+            if out.formula is None or step.name not in seen:
+                continue
+            sent, got = seen[step.name]
+            dtype = got[0].dtype
+            expr, _ = split_result(out.formula.split("   (")[0])
+            want = sent[out.index]
+            value = evaluate(expr, dtype, 0).to(want.dtype).reshape(want.shape)
+            eps = torch.finfo(dtype).eps
+            assert torch.allclose(value, want, rtol=4 * eps, atol=0), (out.formula, want.tolist(), value.tolist())
+            checked += 1
+    assert checked >= 1

@@ -90,6 +90,8 @@ class FilledPart:
     exact: bool = True
     #: a remark on the arithmetic (a rounding, a masked element), said after the result
     note: str = ""
+    #: whether the arithmetic gave PyTorch's figure to the last bit (not only within a few units in the last place)
+    bitwise: bool = field(default=True, compare=False)
 
     @property
     def result(self) -> str:
@@ -932,7 +934,44 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     if formula.name == ACCUMULATE_GRAD:
         return _fill_parts(formula, env, node, [0], sent)
     wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
-    return _fill_parts(formula, env, node, wanted, sent)
+    filled = _fill_parts(formula, env, node, wanted, sent)
+    if sent is None or not is_float(env.dtype) or all(p.bitwise for p in filled.parts):
+        return filled
+    return _in_another_dtype(formula, node, grad, env, wanted, sent, filled) or filled
+
+
+#: the dtypes a node may have computed in, when the one it was given does not give PyTorch's figures
+_COMPUTE = ("float32", "bfloat16", "float16", "float64")
+
+
+def _disagrees(filled: Filled, sent: tuple[Any, ...]) -> bool:
+    return any(p.index < len(sent) and sent[p.index] is not None and not same_values(p.values, sent[p.index])
+               for p in filled.parts)
+
+
+def _in_another_dtype(formula: Formula, node: NodeInfo, grad: Any, env: Env, wanted: list[int],
+                      sent: tuple[Any, ...], first: Filled) -> Filled | None:
+    """The node filled in with the dtype PyTorch computed it in, when it is not the one the gradient was
+    taken to have: after a cast (``x.half().float() ** 3``), a promotion (float16 · bfloat16 computes in
+    float32) or autocast (a bfloat16 matmul of float32 leaves). Taken only when every figure then agrees with
+    what PyTorch sent, and more of them to the last bit than in the first dtype (a float16 figure agrees with
+    a float32 one within float16's few units in the last place); the note names the dtype."""
+    for dtype in _COMPUTE:
+        if dtype == env.dtype:
+            continue
+        try:
+            wide = Env(node, _grad_values(grad, dtype), dtype, env.input_shapes,
+                       tuple(None if o is None else _grad_values(o, dtype) for o in env.outputs))
+        except (ValueError, TypeError):
+            continue
+        filled = _fill_parts(formula, wide, node, wanted, sent)
+        closer = sum(p.bitwise for p in filled.parts) > sum(p.bitwise for p in first.parts) or _disagrees(first, sent)
+        if filled.parts and not _disagrees(filled, sent) and len(filled.parts) == len(wanted) and closer:
+            said = f"computed in {dtype}, the dtype PyTorch ran this node in"
+            parts = tuple(FilledPart(p.input, p.index, p.rule, p.expr, p.values, p.dtype, p.exact,
+                                     "; ".join(n for n in (said, p.note) if n)) for p in filled.parts)
+            return Filled(filled.node, filled.name, True, parts, filled.note)
+    return None
 
 
 #: dtypes whose rounding a learner's hand does not do: a product of printed integers can come out otherwise
@@ -955,6 +994,8 @@ def _rounding_note(formula: Formula, rule: Rule, env: Env, index: int, value: Ar
         return ""
     if not wide.exact or wide.shape != value.shape or same_values(wide.data, value.data):
         return ""
+    if fmt_values(wide.tolist(), "float64") == fmt_values(value.tolist(), value.dtype):
+        return ""  # the dtype's figure reads as the hand's (1.3 · 1 = 1.3): nothing to say
     if not all(isinstance(v, float) and math.isfinite(v) for v in wide.data):
         return ""
     digits = _ROUNDS[value.dtype]
@@ -1018,6 +1059,13 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
     values, exact = value.tolist(), value.exact or not value.is_floating_point()
     if not note and exact and value.dtype in _ROUNDS:
         note = _rounding_note(formula, rule, env, index, value)
+    if recorded is not None and not agree(value, recorded) and value.is_floating_point():
+        stored = next((d for d in ("bfloat16", "float16", "float32") if d != value.dtype
+                       and agree(value.to(d), recorded)), None)
+        if stored is not None:  # the engine hands each input its gradient in that input's own dtype
+            expr, value = f"{expr} rounded to {stored}", value.to(stored)
+            note = "; ".join(n for n in (note, f"PyTorch stores the gradient of {label} in its dtype, {stored}") if n)
+    bitwise = recorded is None or same_values(value.tolist(), recorded)
     if recorded is not None and agree(value, recorded):
         values, exact = recorded, True  # the formula gives PyTorch's figure: show PyTorch's own
-    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact, note)
+    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact, note, bitwise)
