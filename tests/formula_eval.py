@@ -165,7 +165,8 @@ class _Parser:
         out = torch.zeros(rows.numel(), classes, dtype=value.dtype)
         per_row = value.reshape(-1)
         for i, t in enumerate(rows.tolist()):
-            out[i, t] = per_row[i if per_row.numel() > 1 else 0]
+            if 0 <= t < classes:  # (an ignore_index such as -100 is no class: its row is named "except rows")
+                out[i, t] = per_row[i if per_row.numel() > 1 else 0]
         return out if targets.dim() == 1 else out.reshape(classes)
 
     classes = 0
