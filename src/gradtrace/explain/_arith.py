@@ -487,9 +487,9 @@ class Arr:
         """``self.index_put(indices, values, accumulate=True)`` for index tensors on the leading dims."""
         idx_lists = []
         for ind in indices:
-            if ind.dtype == "bool":
-                flat = [i for i, v in enumerate(ind.data) if v]
-                idx_lists.append(Arr(flat, (len(flat),), "int64"))
+            if ind.dtype == "bool":  # a mask of k dims picks along k dims: one index list for each
+                picked = [idx for idx, v in zip(_indices(ind.shape), ind.data, strict=True) if v]
+                idx_lists += [Arr([idx[d] for idx in picked], (len(picked),), "int64") for d in range(ind.dim())]
             else:
                 idx_lists.append(ind)
         count = idx_lists[0].numel() if idx_lists else 0
