@@ -11,8 +11,9 @@ powers (``x²``, ``x^0.5``, ``x^(e − 1)``), unary minus, ``exp ln cos sin tanh
 trailing phrases ``copied to shape S``, ``summed to shape S``, ``reshaped to S``,
 ``where A > B`` / ``≥`` / ``<`` / ``≤`` (also ``lo ≤ A ≤ hi``), ``at targets T``
 (a scalar or per-row value put at each row's target, 0 elsewhere), ``except rows R`` (those rows 0),
-``where A ≠ B or C < D, else E``, ``(1 where A > 0, else s)`` and ``rounded to DTYPE``. Anything else
-raises :class:`Unreadable`.
+``where A ≠ B or C < D, else E``, ``where A ≥ B (½ on ties)``, ``where [True, ..]``, ``where not [..]``,
+``outer(a, b)``, ``(1 where A > 0, else s)`` and ``rounded to DTYPE``. Anything else raises
+:class:`Unreadable`.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ _SUPER = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "
 _FUNCS = ("exp", "ln", "cos", "sin", "tanh", "sign", "σ", "Φ", "φ", "e^")
 
 _TOKEN = re.compile(r"""
-    (?P<num>(?:\d+\.?\d*(?:e[+-]?\d+)?|\.\d+)|inf|nan)
+    (?P<num>(?:\d+\.?\d*(?:e[+-]?\d+)?|\.\d+)|inf|nan|True|False)
+  | (?P<ties>\(½\ on\ ties\))
   | (?P<sup>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)
-  | (?P<word>copied\ to\ shape|summed\ to\ shape|reshaped\ to|at\ targets?|except\ rows|rounded\ to|where|else|or)
+  | (?P<word>copied\ to\ shape|summed\ to\ shape|reshaped\ to|at\ targets?|except\ rows|rounded\ to
+             |where\ not|where|else|or)
   | (?P<dtype>float16|bfloat16|float32|float64)
-  | (?P<func>exp|ln|cos|sin|tanh|sign|σ|Φ|φ|e\^)
+  | (?P<func>exp|ln|cos|sin|tanh|sign|σ|Φ|φ|e\^|outer)
   | (?P<op>[-+−·/@^()\[\],>≥<≤=≠Σᵀ])
   | (?P<space>\s+)
 """, re.VERBOSE)
@@ -109,6 +112,15 @@ class _Parser:
             elif tok.text == "summed to shape":
                 shape = self.shape()
                 value = value.sum_to_size(shape) if shape else value.sum()
+            elif tok.text == "where not":
+                value = torch.where(self.expr().bool(), self.t(0.0), value)
+            elif tok.text == "where" and self.ties_ahead():
+                left = self.expr()
+                op = self.take().text
+                right = self.expr()
+                self.take("(½ on ties)")
+                value = torch.where(left == right, value / 2, torch.where(self.compare(left, op, right), value,
+                                                                          self.t(0.0)))
             elif tok.text == "where":
                 cond = self.condition()
                 other = self.t(0.0)
@@ -130,6 +142,9 @@ class _Parser:
             else:
                 raise Unreadable(tok.text)
 
+    def ties_ahead(self) -> bool:
+        return any(t.kind == "ties" for t in self.toks[self.i:])
+
     def shape(self) -> tuple[int, ...]:
         self.take("(")
         dims = []
@@ -142,6 +157,8 @@ class _Parser:
 
     def condition(self) -> torch.Tensor:
         left = self.expr()
+        if not self.at(">", "≥", "<", "≤", "=", "≠"):
+            return left.bool()  # a mask written out: where [True, False, ..]
         op = self.take().text
         right = self.expr()
         cond = self.compare(left, op, right)
@@ -230,7 +247,7 @@ class _Parser:
             raise Unreadable("the text ends early")
         if tok.kind == "num":
             self.take()
-            return self.t(float(tok.text))
+            return self.t(_number(tok.text))
         if tok.text == "[":
             return self.t(self.nested())
         if tok.text == "(":
@@ -244,6 +261,14 @@ class _Parser:
             self.take()
             inner = self.postfix()
             return inner.sum(-1, keepdim=True) if inner.dim() else inner
+        if tok.text == "outer":
+            self.take()
+            self.take("(")
+            a = self.expr()
+            self.take(",")
+            b = self.expr()
+            self.take(")")
+            return torch.outer(a, b)
         if tok.kind == "func":
             self.take()
             return self.function(tok.text, self.atom())  # a power after it applies to the function's value
@@ -270,7 +295,7 @@ class _Parser:
                 sign = -1.0 if self.at("-", "−") else 1.0
                 if sign < 0:
                     self.take()
-                items.append(sign * float(self.take().text))
+                items.append(sign * _number(self.take().text))
             if self.at(","):
                 self.take(",")
         self.take("]")
@@ -296,6 +321,11 @@ class _Parser:
         if name == "φ":
             return torch.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         raise Unreadable(name)
+
+
+def _number(text: str) -> float:
+    flags = {"True": 1.0, "False": 0.0}
+    return flags[text] if text in flags else float(text)
 
 
 def evaluate(text: str, dtype: torch.dtype, classes: int = 0) -> torch.Tensor:

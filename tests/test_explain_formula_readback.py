@@ -66,10 +66,9 @@ ATTRS = {
 }
 
 #: node types whose printed text places numbers (a select, a scatter, a join) rather than computing them
-STRUCTURAL = {"MaximumBackward0", "MinimumBackward0", "MaxBackward1", "MinBackward1", "MaxBackward0", "MinBackward0",
-              "SelectBackward0", "SliceBackward0", "IndexBackward0", "CatBackward0", "StackBackward0",
-              "TransposeBackward0", "PermuteBackward0", "UnsqueezeBackward0", "SumBackward1", "MeanBackward1",
-              "MvBackward0", "WhereBackward0"}
+STRUCTURAL = {"MaxBackward0", "MinBackward0", "SelectBackward0", "SliceBackward0", "IndexBackward0", "CatBackward0",
+              "StackBackward0", "TransposeBackward0", "PermuteBackward0", "UnsqueezeBackward0", "SumBackward1",
+              "MeanBackward1"}
 
 
 def _check(built, dtype, with_sent):

@@ -387,14 +387,20 @@ def _spread_extreme(e: Env) -> Tensor:
     return mask * (e.g / mask.sum())
 
 
+def _spread_text(e: Env) -> str:
+    """``grad / k`` with the number k of elements that tie for the extreme written out."""
+    k = sum(bool(v) for v in (e.saved("self") == e.saved("result")).data)
+    return f"{e.fg} / {k} where {e.fs('self')} = {e.fs('result')}"
+
+
 _add("MaxBackward1", "out = max(self) (all elements)",
      "only the largest element moves the max; ties share equally",
      ("self", "∂out/∂self_i = 1/k where self_i is one of the k maxima, else 0", "grad / k at the maxima",
-      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+      _spread_extreme, _spread_text))
 _add("MinBackward1", "out = min(self) (all elements)",
      "only the smallest element moves the min; ties share equally",
      ("self", "∂out/∂self_i = 1/k where self_i is one of the k minima, else 0", "grad / k at the minima",
-      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+      _spread_extreme, _spread_text))
 _add("WhereBackward0", "out = where(condition, self, other)",
      "each element comes from one input, which gets its gradient",
      ("self", "∂out/∂self = 1 where condition else 0", "grad where condition, else 0",
