@@ -1,5 +1,6 @@
 """The corpus programs' walkthroughs read back: every filled-in formula shown beside a gradient evaluates, with
-its printed numbers in the dtype its node ran in, to that gradient (the one the tracer recorded PyTorch sending).
+its printed numbers in the dtype its node ran in, to that gradient (the one the tracer recorded PyTorch sending),
+and none is shown as giving other figures than PyTorch's.
 
 Only programs that meet rules with dtypes or attributes of their own (losses, activations, powers, half
 precision, autocast) are run, to keep the file quick; tests/test_explain_formula_readback.py sweeps the table.
@@ -34,6 +35,8 @@ def _formulas(source):
             for walk_step in walkthrough_of(step, event).steps:
                 got = next((g for g in walk_step.grad_in if g is not None), None)
                 for out in walk_step.outputs:
+                    # a formula shown beside other figures ("torch computed ... (the formula gives ...)")
+                    assert out.formula is None or out.matches is not False, (walk_step.name, out.formula)
                     if out.formula is not None and out.matches and out.grad is not None and got is not None:
                         yield out.formula, got.dtype, out.grad.values
 
