@@ -40,10 +40,13 @@ _TOKEN = re.compile(r"""
     (?P<num>(?:\d+\.?\d*(?:e[+-]?\d+)?|\.\d+)|inf|nan|True|False)
   | (?P<ties>\(½\ on\ ties\))
   | (?P<sup>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)
-  | (?P<word>copied\ to\ shape|summed\ to\ shape|reshaped\ to|at\ targets?|except\ rows|rounded\ to
+  | (?P<method>\.(?:transpose|permute|squeeze))
+  | (?P<word>copied\ along\ dim|copied\ to\ shape|summed\ to\ shape|reshaped\ to|at\ targets?|except\ rows|rounded\ to
              |where\ not|where|else|or)
   | (?P<dtype>float16|bfloat16|float32|float64)
   | (?P<func>exp|ln|cos|sin|tanh|sign|σ|Φ|φ|e\^|outer)
+  | (?P<build>zeros|slice)
+  | (?P<joint>with|of|along\ dim|at)
   | (?P<op>[-+−·/@^()\[\],>≥<≤=≠Σᵀ])
   | (?P<space>\s+)
 """, re.VERBOSE)
@@ -106,7 +109,13 @@ class _Parser:
             if tok is None or tok.kind != "word":
                 return value
             self.take()
-            if tok.text in ("copied to shape", "reshaped to"):
+            if tok.text == "copied along dim":
+                dims = self.shape()
+                if value.dim() < len(self.target):
+                    for d in sorted(d % len(self.target) for d in dims):
+                        value = value.unsqueeze(d)
+                value = value.expand(self.target).clone()
+            elif tok.text in ("copied to shape", "reshaped to"):
                 shape = self.shape()
                 value = value.expand(shape).clone() if tok.text.startswith("copied") else value.reshape(shape)
             elif tok.text == "summed to shape":
@@ -149,7 +158,10 @@ class _Parser:
         self.take("(")
         dims = []
         while not self.at(")"):
-            dims.append(int(self.take().text))
+            sign = -1 if self.at("-", "−") else 1
+            if sign < 0:
+                self.take()
+            dims.append(sign * int(self.take().text))
             if self.at(","):
                 self.take(",")
         self.take(")")
@@ -187,6 +199,8 @@ class _Parser:
         return out if targets.dim() == 1 else out.reshape(classes)
 
     classes = 0
+    #: the shape the result must have (for "copied along dim")
+    target: tuple[int, ...] = ()
 
     def literal(self) -> torch.Tensor:
         return self.atom()
@@ -235,6 +249,10 @@ class _Parser:
                 n = int("".join(_SUPER[c] for c in tok.text))
                 value = torch.pow(value, self.t(float(n))) if n not in (2, 3) else (
                     value * value if n == 2 else value * value * value)
+            elif tok is not None and tok.kind == "method":
+                self.take()
+                args = self.shape()
+                value = getattr(value, tok.text[1:])(*args)
             elif tok is not None and tok.text == "ᵀ":
                 self.take()
                 value = value.t()
@@ -261,6 +279,23 @@ class _Parser:
             self.take()
             inner = self.postfix()
             return inner.sum(-1, keepdim=True) if inner.dim() else inner
+        if tok.text == "slice":  # slice i of G along dim d
+            self.take()
+            index = int(self.take().text)
+            self.take("of")
+            whole = self.expr()
+            self.take("along dim")
+            return whole.select(int(self.take().text), index)
+        if tok.text == "zeros":  # zeros(2, 3) with G at [i] along dim d
+            self.take()
+            out = torch.zeros(self.shape(), dtype=self.dtype)
+            self.take("with")
+            part = self.expr()
+            self.take("at")
+            index = int(self.nested()[0])
+            self.take("along dim")
+            out.select(int(self.take().text), index).copy_(part)
+            return out
         if tok.text == "outer":
             self.take()
             self.take("(")
@@ -328,10 +363,12 @@ def _number(text: str) -> float:
     return flags[text] if text in flags else float(text)
 
 
-def evaluate(text: str, dtype: torch.dtype, classes: int = 0) -> torch.Tensor:
-    """The value of a printed formula, computed with torch in ``dtype`` (``classes``: width of ``at targets``)."""
+def evaluate(text: str, dtype: torch.dtype, classes: int = 0, target: tuple[int, ...] = ()) -> torch.Tensor:
+    """The value of a printed formula, computed with torch in ``dtype`` (``classes``: width of ``at targets``;
+    ``target``: the input's shape, which ``copied along dim`` needs)."""
     parser = _Parser(text, dtype)
     parser.classes = classes
+    parser.target = tuple(target)
     return parser.parse()
 
 

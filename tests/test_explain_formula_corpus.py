@@ -53,7 +53,7 @@ def test_corpus_formulas_read_back(path, tmp_path, monkeypatch):
         want = torch.tensor(values, dtype=torch.float64)
         try:
             expr, _ = split_result(shown)
-            value = evaluate(expr, dtype, want.shape[-1] if want.dim() else 0)
+            value = evaluate(expr, dtype, want.shape[-1] if want.dim() else 0, tuple(want.shape))
         except Unreadable:
             continue
         eps = torch.finfo(dtype).eps
