@@ -99,6 +99,7 @@ CASES = {
     "SliceBackward0": lambda d: _vec(d, 0, 5)[1:4:2],
     "IndexBackward0": lambda d: _vec(d, 0, 4)[[0, 2, 0]],
     "IndexBackward0/bool": lambda d: _vec(d, 0, 4)[torch.tensor([True, False, True, True])],
+    "IndexBackward0/mask2d": lambda d: _mat(d)[torch.tensor([[False, True, False], [True, True, False]])],
     "ExpandBackward0": lambda d: _leaf(3.0, d).expand(3),
     "ExpandBackward0/2d": lambda d: _mat(d, 0, (1, 3)).expand(2, 3),
     "ViewBackward0": lambda d: _mat(d).view(6),

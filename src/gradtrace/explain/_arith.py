@@ -487,9 +487,9 @@ class Arr:
         """``self.index_put(indices, values, accumulate=True)`` for index tensors on the leading dims."""
         idx_lists = []
         for ind in indices:
-            if ind.dtype == "bool":
-                flat = [i for i, v in enumerate(ind.data) if v]
-                idx_lists.append(Arr(flat, (len(flat),), "int64"))
+            if ind.dtype == "bool":  # a mask of k dims picks along k dims: one index list for each
+                picked = [idx for idx, v in zip(_indices(ind.shape), ind.data, strict=True) if v]
+                idx_lists += [Arr([idx[d] for idx in picked], (len(picked),), "int64") for d in range(ind.dim())]
             else:
                 idx_lists.append(ind)
         count = idx_lists[0].numel() if idx_lists else 0
@@ -552,6 +552,9 @@ def _pow(x: float, y: float) -> float:
     except (OverflowError, ZeroDivisionError):
         return math.inf
     except ValueError:
+        if x == 0 and y < 0:  # C's pow (and PyTorch's): ±0 to a negative power is ±inf, not a domain error
+            odd = float(y).is_integer() and int(y) % 2 == 1
+            return math.copysign(math.inf, x) if odd else math.inf
         return math.nan
 
 

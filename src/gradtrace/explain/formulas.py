@@ -29,13 +29,15 @@ from ..model import NodeInfo
 from . import _kernels as K
 from ._arith import Arr, agree, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
-from ._numbers import MAX_ELEMENTS, fmt_power, fmt_values
+from ._numbers import MAX_ELEMENTS, fmt_number, fmt_power, fmt_values, same_values
 
 Tensor = Any
 GradFn = Callable[[Env], Tensor]
 ExprFn = Callable[[Env], str]
 
 ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+#: what separates a filled-in expression from a remark on it (``expr + NOTE + "remark)"``)
+NOTE = "   ("
 COPY_SLICES = "torch::autograd::CopySlices"
 
 
@@ -86,6 +88,10 @@ class FilledPart:
     dtype: str
     #: whether ``values`` are PyTorch's to the last bit (exact arithmetic, or the recorded gradient it agrees with)
     exact: bool = True
+    #: a remark on the arithmetic (a rounding, a masked element), said after the result
+    note: str = ""
+    #: whether the arithmetic gave PyTorch's figure to the last bit (not only within a few units in the last place)
+    bitwise: bool = field(default=True, compare=False)
 
     @property
     def result(self) -> str:
@@ -93,9 +99,8 @@ class FilledPart:
 
     @property
     def text(self) -> str:
-        if self.expr == self.result:
-            return self.expr
-        return f"{self.expr} = {self.result}"
+        text = self.expr if self.expr == self.result else f"{self.expr} = {self.result}"
+        return f"{text}   ({self.note})" if self.note else text
 
 
 @dataclass(frozen=True)
@@ -227,12 +232,30 @@ def _pow1_exponent(e: Env) -> Tensor:
     return e.g * where(cond, 0, e.saved("result") * base.log())
 
 
+def _pow1_self_text(e: Env) -> str:
+    exponent = e.fs("exponent")
+    text = f"{e.fg} · ({exponent} · {e.fs('self')}^({exponent} − 1))"
+    if any(v == 0 for v in e.saved("exponent").data):  # PyTorch's rule: d(x⁰)/dx is 0, even at x = 0
+        text += f" where {exponent} ≠ 0{NOTE}an exponent of 0 gives 0: self⁰ is constant)"
+    return text
+
+
+def _pow1_exponent_text(e: Env) -> str:
+    base, exponent = e.saved("self"), e.saved("exponent")
+    text = f"{e.fg} · ({e.fs('result')} · ln({e.fs('self')}))"
+    if any(b == 0 and x >= 0 for b, x in zip(base.data, exponent.data, strict=False)):
+        # ln 0 = −inf, and 0 · −inf is NaN: PyTorch masks those elements to 0
+        text += (f" where {e.fs('self')} ≠ 0 or {e.fs('exponent')} < 0{NOTE}at a base of 0, out · ln 0 is "
+                 "0 · −inf, which PyTorch takes as 0)")
+    return text
+
+
 _add("PowBackward1", "out = self ** exponent (both tensors)",
      "power rule for self, exponential rule for exponent",
      ("self", "∂out/∂self = exponent · self^(exponent−1)", "grad · (exponent · self^(exponent−1))",
-      _pow1_self, lambda e: f"{e.fg} · ({e.fs('exponent')} · {e.fs('self')}^({e.fs('exponent')} − 1))"),
-     ("exponent", "∂out/∂exponent = out · ln(self)", "grad · (out · ln(self))",
-      _pow1_exponent, lambda e: f"{e.fg} · ({e.fs('result')} · ln({e.fs('self')}))"))
+      _pow1_self, _pow1_self_text),
+     ("exponent", "∂out/∂exponent = out · ln(self) (0 where self = 0 and exponent ≥ 0)", "grad · (out · ln(self))",
+      _pow1_exponent, _pow1_exponent_text))
 
 
 def _pow2_exponent(e: Env) -> Tensor:
@@ -364,14 +387,20 @@ def _spread_extreme(e: Env) -> Tensor:
     return mask * (e.g / mask.sum())
 
 
+def _spread_text(e: Env) -> str:
+    """``grad / k`` with the number k of elements that tie for the extreme written out."""
+    k = sum(bool(v) for v in (e.saved("self") == e.saved("result")).data)
+    return f"{e.fg} / {k} where {e.fs('self')} = {e.fs('result')}"
+
+
 _add("MaxBackward1", "out = max(self) (all elements)",
      "only the largest element moves the max; ties share equally",
      ("self", "∂out/∂self_i = 1/k where self_i is one of the k maxima, else 0", "grad / k at the maxima",
-      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+      _spread_extreme, _spread_text))
 _add("MinBackward1", "out = min(self) (all elements)",
      "only the smallest element moves the min; ties share equally",
      ("self", "∂out/∂self_i = 1/k where self_i is one of the k minima, else 0", "grad / k at the minima",
-      _spread_extreme, lambda e: f"{e.fg} / k where {e.fs('self')} = {e.fs('result')}"))
+      _spread_extreme, _spread_text))
 _add("WhereBackward0", "out = where(condition, self, other)",
      "each element comes from one input, which gets its gradient",
      ("self", "∂out/∂self = 1 where condition else 0", "grad where condition, else 0",
@@ -689,22 +718,58 @@ _add("MseLossBackward0", "out = mean((self − target)²) (reduction='mean')",
       lambda e: _mse(e, "target", "self"), lambda e: _mse_text(e, "target", "self")))
 
 
+def _nll_weight(e: Env) -> Arr | None:
+    return e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
+
+
 def _nll(e: Env) -> Tensor:
-    weight = e.saved("weight") if e.has("weight") and e.attr("weight") is not None else None
-    return K.nll_loss_backward(e.g, e.saved("self"), e.saved("target"), weight,
-                                     e.attr("reduction", 1), e.attr("ignore_index", -100),
-                                     e.saved("total_weight"))
+    return K.nll_loss_backward(e.g, e.saved("self"), e.saved("target"), _nll_weight(e),
+                               e.attr("reduction", 1), e.attr("ignore_index", -100), e.saved("total_weight"))
 
 
-_add("NllLossBackward0", "out = −mean(self[i, target_i]) (self holds log-probabilities)",
-     "only the picked log-probability moves the loss",
-     ("self", "∂out/∂self[i, c] = −1/N if c = target_i else 0", "−grad / N at each row's target",
-      _nll, lambda e: f"-{e.fg} / {e.fs('total_weight')} at targets {e.fs('target')}"))
+def _nll_text(e: Env) -> str:
+    """``w[t] · (−grad / total_weight)`` placed at each row's target, in the kernel's order, as the reduction
+    and the weights make it; rows whose target is ``ignore_index`` get 0 and are named."""
+    reduction, ignore = e.attr("reduction", 1), e.attr("ignore_index", -100)
+    target = e.saved("target")
+    picked = _neg(e) if reduction != 1 else f"({_neg(e)} / {e.fs('total_weight')})"
+    weight = _nll_weight(e)
+    if weight is None and reduction == 1:
+        picked = picked[1:-1]
+    ignored = [i for i, t in enumerate(target.data) if int(t) == ignore]
+    if weight is not None:
+        w = [0.0 if int(t) == ignore else weight.data[int(t)] for t in target.data]
+        one = len(set(w)) == 1
+        picked = f"{e.fmt(Arr(w[:1] if one else w, () if one else target.shape, weight.dtype))} · {picked}"
+    if target.dim() == 0:
+        if ignored:
+            return f"0{NOTE}the target is ignore_index {ignore}: it adds nothing)"
+        return f"{picked} at target {e.fs('target')}"
+    text = f"{picked} at targets {e.fs('target')}"
+    if ignored:
+        rows = ", ".join(str(i) for i in ignored)
+        text += f" except rows {ignored}{NOTE}row{'s' if len(ignored) > 1 else ''} {rows}: target {ignore} is " \
+                "ignore_index, which adds nothing)"
+    return text
+
+
+_add("NllLossBackward0", "out = −Σ_i w[target_i] · self[i, target_i] / Σ_i w[target_i] (reduction='mean'; "
+     "'sum' drops the division, 'none' keeps one loss per row)",
+     "only the picked log-probability of each row moves the loss; a row whose target is ignore_index adds nothing",
+     ("self", "∂out/∂self[i, c] = −w[c] / total_weight if c = target_i else 0",
+      "−w[target_i] · grad / total_weight at each row's target (no division for 'sum'; grad_i for 'none')",
+      _nll, _nll_text))
 
 
 def _bce_text(e: Env) -> str:
+    """In the kernel's order: ``grad · (p − t) / (p · (1 − p))``, times the weights, over n for the mean."""
     p, t = e.fs("self"), e.fs("target")
-    return f"{e.fg} · ({p} − {t}) / ({p} · (1 − {p}))"
+    text = f"{e.fg} · ({p} − {t}) / ({p} · (1 − {p}))"
+    if e.has("weight") and e.attr("weight") is not None:
+        text += f" · {e.fs('weight')}"
+    if e.attr("reduction", 1) == 1:
+        text += f" / {e.saved('self').numel()}"
+    return text
 
 
 def _bce(e: Env) -> Tensor:
@@ -717,15 +782,47 @@ _add("BinaryCrossEntropyBackward0", "out = −mean(t · ln p + (1 − t) · ln(1
      "d/dp: (p − t) / (p · (1 − p)), 1/n from the mean",
      ("self", "∂out/∂self = (self − target) / (self · (1 − self)) / n", "grad · (p − t) / (p(1 − p)) / n",
       _bce, _bce_text))
-_add("GeluBackward0", "out = self · Φ(self)", "product rule with the normal CDF Φ",
-     ("self", "∂out/∂self = Φ(self) + self · φ(self)", "grad · (Φ(self) + self · φ(self))",
-      lambda e: K.gelu_backward(e.g, e.saved("self"), e.attr("approximate", "none")),
-      lambda e: f"{e.fg} · (Φ({e.fs('self')}) + {e.fs('self')} · φ({e.fs('self')}))"))
-_add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta",
-     "chain rule: the derivative is σ(beta · self)",
-     ("self", "∂out/∂self = σ(beta · self)", "grad · σ(beta · self)",
+#: the constants of PyTorch's tanh approximation of gelu: √(2/π) and the cubic term's factor
+_GELU_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_text(e: Env) -> str:
+    x, g = e.fs("self"), e.fg
+    if e.attr("approximate", "none") != "tanh":
+        return f"{g} · (Φ({x}) + {x} · φ({x}))"
+    beta, kappa = fmt_number(_GELU_BETA, e.dtype), fmt_number(_GELU_KAPPA, e.dtype)
+    inner = f"tanh({beta} · ({x} + {kappa} · {fmt_power(x, 3)}))"
+    return (f"{g} · (0.5 · (1 + {inner}) + 0.5 · {x} · (1 − {inner}²) · {beta} · "
+            f"(1 + {fmt_number(3 * _GELU_KAPPA, e.dtype)} · {fmt_power(x, 2)}))")
+
+
+_add("GeluBackward0", "out = self · Φ(self); approximate='tanh': 0.5 · self · (1 + tanh(√(2/π) · (self + "
+     "0.044715 · self³)))",
+     "product rule with the normal CDF Φ (or with its tanh approximation)",
+     ("self", "∂out/∂self = Φ(self) + self · φ(self) (approximate='tanh': the derivative of the tanh form)",
+      "grad · (Φ(self) + self · φ(self))",
+      lambda e: K.gelu_backward(e.g, e.saved("self"), e.attr("approximate", "none")), _gelu_text))
+
+
+def _softplus_text(e: Env) -> str:
+    """``grad · σ(beta · self)``; above the threshold (beta · self > threshold) softplus is linear, and the
+    gradient passes through unchanged."""
+    beta, threshold = e.attr("beta", 1), e.attr("threshold", 20)
+    x = e.saved("self")
+    scaled = f"{e.fa('beta')} · {e.fs('self')}"
+    text = f"{e.fg} · σ({scaled})"
+    if any(v * beta > threshold for v in x.data):
+        text += f" where {scaled} ≤ {e.fa('threshold')}, else {e.fg}"
+    return text
+
+
+_add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta (just self where beta · self > threshold)",
+     "chain rule: the derivative is σ(beta · self); above the threshold softplus is self, derivative 1",
+     ("self", "∂out/∂self = σ(beta · self), or 1 where beta · self > threshold",
+      "grad · σ(beta · self), or grad where beta · self > threshold",
       lambda e: K.softplus_backward(e.g, e.saved("self"), e.attr("beta", 1), e.attr("threshold", 20)),
-      lambda e: f"{e.fg} · σ({e.fa('beta')} · {e.fs('self')})"))
+      _softplus_text))
 
 # ---- nodes without a formula of their own ------------------------------------------
 _add(COPY_SLICES, "base[view] = value (an in-place write through a view)",
@@ -843,7 +940,75 @@ def fill_in(node: NodeInfo, grad: Any, dtype: str = "float32",
     if formula.name == ACCUMULATE_GRAD:
         return _fill_parts(formula, env, node, [0], sent)
     wanted = [i for i, edge in enumerate(node.inputs) if edge is not None]
-    return _fill_parts(formula, env, node, wanted, sent)
+    filled = _fill_parts(formula, env, node, wanted, sent)
+    if sent is None or not is_float(env.dtype) or all(p.bitwise for p in filled.parts):
+        return filled
+    return _in_another_dtype(formula, node, grad, env, wanted, sent, filled) or filled
+
+
+#: the dtypes a node may have computed in, when the one it was given does not give PyTorch's figures
+_COMPUTE = ("float32", "bfloat16", "float16", "float64")
+
+
+def _disagrees(filled: Filled, sent: tuple[Any, ...]) -> bool:
+    return any(p.index < len(sent) and sent[p.index] is not None and not same_values(p.values, sent[p.index])
+               for p in filled.parts)
+
+
+def _in_another_dtype(formula: Formula, node: NodeInfo, grad: Any, env: Env, wanted: list[int],
+                      sent: tuple[Any, ...], first: Filled) -> Filled | None:
+    """The node filled in with the dtype PyTorch computed it in, when it is not the one the gradient was
+    taken to have: after a cast (``x.half().float() ** 3``), a promotion (float16 · bfloat16 computes in
+    float32) or autocast (a bfloat16 matmul of float32 leaves). Taken only when every figure then agrees with
+    what PyTorch sent, and more of them to the last bit than in the first dtype (a float16 figure agrees with
+    a float32 one within float16's few units in the last place); the note names the dtype."""
+    for dtype in _COMPUTE:
+        if dtype == env.dtype:
+            continue
+        try:
+            wide = Env(node, _grad_values(grad, dtype), dtype, env.input_shapes,
+                       tuple(None if o is None else _grad_values(o, dtype) for o in env.outputs))
+        except (ValueError, TypeError):
+            continue
+        filled = _fill_parts(formula, wide, node, wanted, sent)
+        closer = sum(p.bitwise for p in filled.parts) > sum(p.bitwise for p in first.parts) or _disagrees(first, sent)
+        if filled.parts and not _disagrees(filled, sent) and len(filled.parts) == len(wanted) and closer:
+            said = f"computed in {dtype}, the dtype PyTorch ran this node in"
+            parts = tuple(FilledPart(p.input, p.index, p.rule, p.expr, p.values, p.dtype, p.exact,
+                                     "; ".join(n for n in (said, p.note) if n)) for p in filled.parts)
+            return Filled(filled.node, filled.name, True, parts, filled.note)
+    return None
+
+
+#: dtypes whose rounding a learner's hand does not do: a product of printed integers can come out otherwise
+_ROUNDS = {"float32": 9, "float16": 5, "bfloat16": 4}
+
+
+def _rounding_note(formula: Formula, rule: Rule, env: Env, index: int, value: Arr) -> str:
+    """``float32 rounds 784147476`` when the printed arithmetic, done by hand, gives a short figure (an integer
+    or a few digits) that the dtype cannot hold: ``9335089 · (2 · 42)`` is 784147476, float32 holds 784147456.
+
+    The hand's figure is the same formula in float64, where such numbers are exact; a long float64 figure (the
+    printed operands themselves rounded) is not the hand's and says nothing."""
+    if rule.input == "tensors[i]":
+        return ""
+    wide_env = Env(env.node, env.g.to("float64"), "float64", env.input_shapes,
+                   tuple(None if o is None else o.to("float64") for o in env.outputs))
+    try:
+        wide = _sum_to(wide_env, formula.grads[rule.input](wide_env), index)
+    except (Unavailable, RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError):
+        return ""
+    if not wide.exact or wide.shape != value.shape or same_values(wide.data, value.data):
+        return ""
+    if fmt_values(wide.tolist(), "float64") == fmt_values(value.tolist(), value.dtype):
+        return ""  # the dtype's figure reads as the hand's (1.3 · 1 = 1.3): nothing to say
+    if not all(isinstance(v, float) and math.isfinite(v) for v in wide.data):
+        return ""
+    digits = _ROUNDS[value.dtype]
+    texts = [fmt_number(v, "float64") for v in wide.data]
+    if any(len(t.lstrip("-").replace(".", "").lstrip("0")) > digits + 1 or "e" in t for t in texts):
+        return ""
+    return f"{value.dtype} rounds {fmt_values(wide.tolist(), 'float64')}"
 
 
 def _has_complex(values: Any) -> bool:
@@ -888,6 +1053,8 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
         value = formula.grads[rule.input](env)
         expr = formula.exprs[rule.input](env)
         label = rule.input
+    expr, _, note = expr.partition(NOTE)
+    note = note[:-1] if note.endswith(")") else note
     summed = _sum_to(env, value, index)
     if tuple(summed.shape) != tuple(value.shape) and "summed to shape" not in expr:
         # the input was broadcast: its gradient is the sum back to its shape (say so, or "[a, b, c] = s" reads false)
@@ -896,6 +1063,15 @@ def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any)
     if value.numel() > MAX_ELEMENTS:
         raise Unavailable(f"the {tuple(value.shape)} result is too large to write out")
     values, exact = value.tolist(), value.exact or not value.is_floating_point()
+    if not note and exact and value.dtype in _ROUNDS:
+        note = _rounding_note(formula, rule, env, index, value)
+    if recorded is not None and not agree(value, recorded) and value.is_floating_point():
+        stored = next((d for d in ("bfloat16", "float16", "float32") if d != value.dtype
+                       and agree(value.to(d), recorded)), None)
+        if stored is not None:  # the engine hands each input its gradient in that input's own dtype
+            expr, value = f"{expr} rounded to {stored}", value.to(stored)
+            note = "; ".join(n for n in (note, f"PyTorch stores the gradient of {label} in its dtype, {stored}") if n)
+    bitwise = recorded is None or same_values(value.tolist(), recorded)
     if recorded is not None and agree(value, recorded):
         values, exact = recorded, True  # the formula gives PyTorch's figure: show PyTorch's own
-    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact)
+    return FilledPart(label, index, rule.local, expr, values, value.dtype, exact, note, bitwise)
