@@ -22,10 +22,10 @@ if TYPE_CHECKING:  # the types mypy and editors see; at run time each is importe
     from .model import Step as Step
     from .model import Trace as Trace
     from .notebook import load_ipython_extension as load_ipython_extension
-    from .tracer import last_trace as last_trace
+    from .run import last_trace as last_trace
+    from .run import trace as trace
+    from .run import trace_code as trace_code
     from .tracer import snapshot as snapshot
-    from .tracer import trace as trace
-    from .tracer import trace_code as trace_code
 
 __version__ = "0.1.0"
 
@@ -33,10 +33,10 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     "Step": "gradtrace.model:Step",
     "Trace": "gradtrace.model:Trace",
-    "trace_code": "gradtrace.tracer:trace_code",
-    "trace": "gradtrace.tracer:trace",
+    "trace_code": "gradtrace.run:trace_code",
+    "trace": "gradtrace.run:trace",
     "snapshot": "gradtrace.tracer:snapshot",
-    "last_trace": "gradtrace.tracer:last_trace",
+    "last_trace": "gradtrace.run:last_trace",
     "explain": "gradtrace.explain",
     "quiz": "gradtrace.explain.quiz:quiz",
     "make_dot": "gradtrace.makedot:make_dot",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tracer.stack import ensure_deep_stack
+from .model import DEFAULT_MAX_STEPS
 
 __all__ = ["main", "DEMO_SOURCE"]
 
@@ -102,8 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="OUT", help="write the trace as JSON")
     run.add_argument("--svg", metavar="DIR", help="write one SVG picture per step: DIR/step-0001.svg, ...")
     run.add_argument("--text", action="store_true", help="print the text trace to stdout after the script's output")
-    run.add_argument("--max-steps", metavar="N", type=_positive_int, default=1000,
-                     help="record at most N steps; the rest of the script runs unrecorded (default 1000)")
+    run.add_argument("--max-steps", metavar="N", type=_positive_int, default=DEFAULT_MAX_STEPS,
+                     help="record at most N steps; the rest of the script runs unrecorded "
+                     f"(default {DEFAULT_MAX_STEPS})")
     demo = sub.add_parser(
         "demo",
         help="trace the forum example (f = x**2 + x**3 at 42) into an HTML page and print its text trace",
@@ -289,7 +290,7 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     """
     import builtins
 
-    from .run import run_traced
+    from .run import run_traced  # the tracer, and torch with it, only when a script runs
 
     module = types.ModuleType("__main__")
     module.__file__ = path
@@ -304,8 +305,9 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     warnings.showwarning = _learner_warning(show_warning)
     try:
         # the learner's exception (SystemExit and KeyboardInterrupt included) comes back with the trace
+        # deep_stack: a child the script started may have left the stack limit lowered; graphs are freed at exit
         run = run_traced(source, namespace, filename=path, max_steps=max_steps, keep_last=False,
-                         raise_interrupt=False)
+                         raise_interrupt=False, deep_stack=True)
         outcome = _outcome(run.trace, run.exception)
         _report_end(outcome, streams[1])
     finally:
@@ -316,7 +318,6 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
         sys.argv, sys.path[:] = saved[0], saved[1]
         if saved[2] is not None:
             sys.modules["__main__"] = saved[2]
-        ensure_deep_stack()  # a child the script started may have left it lowered; the graphs are freed at exit
     outcome.sources = _source_files(path)
     return outcome
 

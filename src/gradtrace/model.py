@@ -16,6 +16,9 @@ from typing import Any
 
 SCHEMA_VERSION = 5
 
+#: How many steps a trace records unless asked otherwise (the rest of the program runs unrecorded).
+DEFAULT_MAX_STEPS = 1000
+
 #: States of a value saved by a backward node.
 ALIVE, FREED, STALE = "alive", "freed", "stale"
 
@@ -397,7 +400,7 @@ class Trace:
     steps: tuple[Step, ...]
     error: Error | None = None
     steps_unrecorded: int = 0
-    max_steps: int = 1000
+    max_steps: int = DEFAULT_MAX_STEPS
     final: Step | None = None
 
     def __len__(self) -> int:

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..model import Trace
+from ..model import DEFAULT_MAX_STEPS, Trace
 
 __all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename"]
 
@@ -178,7 +179,8 @@ class GradtraceMagics(Magics):
     """Holds the ``%%gradtrace`` cell magic."""
 
     @magic_arguments()
-    @argument("--max-steps", type=int, default=1000, help="record at most N steps (default 1000)")
+    @argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+              help=f"record at most N steps (default {DEFAULT_MAX_STEPS})")
     @argument("--all", action="store_true", help="show every name of the notebook, not only the cell's own")
     @argument("--html", metavar="OUT", default=None, help="also write the standalone stepper page to OUT")
     @argument("--force", action="store_true", help="with --html: replace OUT even if gradtrace did not write it")
@@ -202,7 +204,7 @@ class GradtraceMagics(Magics):
         title = f"%%gradtrace · In [{shell.execution_count}]"
         html_out = os.path.abspath(os.path.expanduser(args.html)) if args.html else None
         show = _Shown(widget=not args.no_widget, html_out=html_out, title=title, force=args.force)
-        run_traced(shell, cell, args.max_steps, show, whole=args.all)
+        trace_and_show_cell(shell, cell, args.max_steps, show, whole=args.all)
 
 
 def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
@@ -221,28 +223,27 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
 
 def run_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
              whole: bool = False) -> tuple[Trace, BaseException | None]:
-    """:func:`trace_cell` that returns the cell's exception (None if it ran through) with the trace."""
-    from ..tracer import Tracer
-    from ..tracer.core import LAST_VALUE, compile_source
+    """:func:`trace_cell` that returns the cell's exception (None if it ran through) with the trace.
+
+    The cell runs in ``ns`` through :func:`gradtrace.run.run_traced`; the trace shows the
+    names the cell touches (:class:`~.scope.CellScope`), or all of ``ns`` with ``whole``.
+    """
+    from ..run import run_traced
     from .scope import CellScope
 
-    code = compile_source(source, filename, keep_last=True)
-    view: Any = ns
+    view: Mapping[str, Any] = ns
     if not whole:
         try:
             view = CellScope(ns, source)
         except Exception:  # a cell the analysis cannot read: show the whole notebook rather than fail
             view = ns
-    tracer = Tracer(source, filename, max_steps, globals_ns=cast(dict[str, Any], view))
-    ns[LAST_VALUE] = value.append
-    try:
-        trace = tracer.run(lambda: exec(code, ns))
-    finally:
-        ns.pop(LAST_VALUE, None)
-    return trace, tracer.exception
+    run = run_traced(source, ns, view=view, filename=filename, max_steps=max_steps, raise_interrupt=False)
+    if run.exception is None and run.last_value is not None:
+        value.append(run.last_value)
+    return run.trace, run.exception
 
 
-def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
+def trace_and_show_cell(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
     """Trace ``cell`` in ``shell.user_ns``; show the trace; let the cell's exception reach IPython."""
     __tracebackhide__ = True  # noqa: F841
     source = shell.transform_cell(cell)
@@ -253,7 +254,7 @@ def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = F
     _show_safely(show, trace)  # also up to the failing step
     if exc is not None:
         raise exc.with_traceback(_cell_traceback(exc, filename))
-    if value and value[-1] is not None:
+    if value:
         shell.displayhook(value[-1])  # the cell's last expression, shown as Out[n] as without the magic
 
 
