@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import ast
 import linecache
+import os
+import sysconfig
+import traceback
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +33,8 @@ if TYPE_CHECKING:
     from .model import Backward, Step, Trace
     from .tracer import Tracer
 
-__all__ = ["DEFAULT_MAX_STEPS", "Run", "backward_traced", "compile_source", "last_trace", "run_traced", "trace",
-           "trace_code"]
+__all__ = ["DEFAULT_MAX_STEPS", "Run", "backward_traced", "compile_source", "last_trace", "learner_frames",
+           "learner_tb", "learner_traceback", "ours", "run_traced", "trace", "trace_code"]
 
 
 @dataclass(frozen=True)
@@ -228,3 +231,92 @@ def backward_traced(root: Any, gradient: Any = None, retain_graph: bool = False,
         raise RuntimeError("gradtrace recorded no step for backward(); nothing to explain")
     event = next((e for e in step.events if isinstance(e, Backward)), None)
     return step, event, run.exception
+
+
+# ---------------------------------------------------------------- the learner's traceback
+#: gradtrace's package folder, as Python names its files (and with links resolved)
+_PACKAGE_DIRS = tuple({os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
+                       os.path.join(os.path.dirname(os.path.realpath(__file__)), "")})
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+_SITE = tuple(os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib"))
+
+
+def ours(filename: str) -> bool:
+    """A file of gradtrace's own."""
+    path = os.path.abspath(filename)
+    return path.startswith(_PACKAGE_DIRS)
+
+
+def _helper_file(filename: str) -> bool:
+    """Generated code (``<string>``, a dataclass's methods), frozen or standard-library modules: what gradtrace's
+    own code calls into. Not the learner's code, whatever its file is called (``<ipython-input-3-...>``)."""
+    if filename.startswith("<"):
+        return filename == "<string>" or filename.startswith("<frozen ")
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not path.startswith(_SITE)
+
+
+def _torch_detour(filename: str) -> bool:
+    """torch's dispatch to a torch function mode (``handle_torch_function``), which the tracer's mode adds."""
+    return filename.replace("\\", "/").endswith("torch/overrides.py")
+
+
+def learner_frames(frames: Sequence[tuple[str, str]]) -> list[int]:
+    """Which frames (``(file name, function name)``, outermost first) a plain run of the learner's code has.
+
+    The one rule set for every traceback gradtrace shows (the command's, the magic's, a script's own
+    ``sys.excepthook``): gradtrace's frames go, with the stand-in ``<torch call>`` frames and the
+    generated or standard-library code gradtrace's own frames called into (an interrupt can land there).
+    Under a torch function mode, a torch function written in Python calls ``handle_torch_function``,
+    which calls the mode, which calls the same function again: Python alone shows that function once,
+    so the detour and the first of the two frames go.
+    """
+    kept: list[int] = []
+    called_by_us = False
+    for i, (filename, name) in enumerate(frames):
+        if ours(filename) or name == "<torch call>":
+            called_by_us = True
+        elif not (called_by_us and _helper_file(filename)):
+            called_by_us = False
+            kept.append(i)
+    out: list[int] = []
+    for j, i in enumerate(kept):
+        if _torch_detour(frames[i][0]):
+            after = frames[kept[j + 1]] if j + 1 < len(kept) else None
+            if out and after is not None and frames[out[-1]] == after:
+                out.pop()
+            continue
+        out.append(i)
+    return out
+
+
+def learner_tb(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback chain ``tb`` without the frames :func:`learner_frames` leaves out (relinked in place)."""
+    chain: list[types.TracebackType] = []
+    while tb is not None:
+        chain.append(tb)
+        tb = tb.tb_next
+    keep = [chain[i] for i in learner_frames([(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_name)
+                                              for t in chain])]
+    for a, b in zip(keep, keep[1:], strict=False):
+        a.tb_next = b
+    if keep:
+        keep[-1].tb_next = None
+    return keep[0] if keep else None
+
+
+def learner_traceback(exc: BaseException) -> str:
+    """The traceback Python would print for ``exc``, without gradtrace's own frames (:func:`learner_frames`)."""
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+    seen: set[int] = set()
+    todo = [te]
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        frames = list(t.stack)
+        keep = learner_frames([(f.filename, f.name) for f in frames])
+        t.stack = traceback.StackSummary.from_list([frames[i] for i in keep])
+        todo += [c for c in (t.__cause__, t.__context__) if c is not None]
+    return "".join(te.format())

@@ -29,7 +29,6 @@ HTML even when ``settings.widget`` asks for a widget.
 from __future__ import annotations
 
 import os
-import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,11 +38,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..model import DEFAULT_MAX_STEPS, Trace
+from ..run import learner_tb
 
 __all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename"]
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))).replace("\\", "/") + "/"
-
 
 def cell_filename(shell: Any, source: str) -> str:
     """Register ``source`` with IPython's compiler and linecache; the file name tracebacks will use."""
@@ -52,45 +49,6 @@ def cell_filename(shell: Any, source: str) -> str:
         return str(compiler.cache(source, shell.execution_count, raw_code=source))
     except TypeError:  # IPython < 8.1 has no raw_code
         return str(compiler.cache(source, shell.execution_count))
-
-
-def _own_frame(tb: types.TracebackType) -> bool:
-    """A frame the tracer added: gradtrace's own code or torch's dispatch to its TorchFunctionMode."""
-    name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
-    return name.startswith(_PACKAGE_DIR) or name.endswith("torch/overrides.py")
-
-
-def _cell_traceback(exc: BaseException, filename: str) -> types.TracebackType | None:
-    """``exc``'s traceback as a plain run of the cell would have it.
-
-    Starts at the cell's first frame and leaves out the frames tracing added
-    (gradtrace's own, torch's ``handle_torch_function`` and the duplicate frame
-    of the function that handed the call to the tracer's mode).
-    """
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
-        tb = tb.tb_next
-    if tb is None:
-        return exc.__traceback__
-    chain: list[types.TracebackType] = []
-    while tb is not None:
-        chain.append(tb)
-        tb = tb.tb_next
-    kept: list[types.TracebackType] = []
-    for i, item in enumerate(chain):
-        if _own_frame(item):
-            continue
-        nxt = chain[i + 1] if i + 1 < len(chain) else None
-        if nxt is not None and _own_frame(nxt):
-            later = next((c for c in chain[i + 1:] if not _own_frame(c)), None)
-            if later is not None and later.tb_frame.f_code is item.tb_frame.f_code:
-                continue  # the same function again, entered from the mode: keep only that second frame
-        kept.append(item)
-    for a, b in zip(kept, kept[1:], strict=False):
-        a.tb_next = b
-    if kept:
-        kept[-1].tb_next = None
-    return kept[0] if kept else chain[0]
 
 
 class _Shown:
@@ -253,7 +211,7 @@ def trace_and_show_cell(shell: Any, cell: str, max_steps: int, show: Any, whole:
     trace, exc = run_cell(source, shell.user_ns, filename, max_steps, value, whole=whole)
     _show_safely(show, trace)  # also up to the failing step
     if exc is not None:
-        raise exc.with_traceback(_cell_traceback(exc, filename))
+        raise exc.with_traceback(learner_tb(exc.__traceback__) or exc.__traceback__)  # as a plain run shows it
     if value:
         shell.displayhook(value[-1])  # the cell's last expression, shown as Out[n] as without the magic
 
