@@ -1,6 +1,8 @@
 """The ``gradtrace`` command: trace a script, write its pictures, text and JSON.
 
-Place in the pipeline: tracer -> model -> explain -> render -> **cli** (public API only).
+Place in the pipeline: tracer -> model -> explain -> render -> **cli**. It runs a script through
+:mod:`gradtrace.run` (which imports the tracer, and torch, only when the script runs: ``gradtrace --help``
+imports no torch) and draws with :mod:`gradtrace.render`.
 
 ``gradtrace run SCRIPT.py`` runs the script as ``python SCRIPT.py`` would
 (``__name__ == "__main__"``, ``__file__``, ``sys.argv``, the script's folder

@@ -13,6 +13,9 @@ under the same tracer, so its reverse pass is recorded as plain data with the id
 a trace of the caller's names gives.
 
 torch is imported (through the tracer) only when code is run, never by importing this module.
+
+:func:`learner_frames` is the one rule for the traceback a learner sees (the command's report, the
+magic's, a script's own ``sys.excepthook``): the frames a plain run of the code has, none of gradtrace's.
 """
 
 from __future__ import annotations
