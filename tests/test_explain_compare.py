@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gradtrace
-from gradtrace.explain.compare import GIVEN_LEAF, canonical, compare
+from gradtrace.explain.compare import GIVEN_LEAF, canonical
+from gradtrace.live import compare
 
 HEAD = "import torch\nx = torch.tensor(42., requires_grad=True)\n"
 ORIGINAL = HEAD + "x2 = x ** 2\nx3 = x ** 3\nf = x2 + x3\n"

@@ -75,7 +75,7 @@ OUTOFPLACE_B = "import torch\nt = torch.tensor([1., 2.], requires_grad=True)\nu 
 
 
 def test_compare_says_which_of_two_same_shaped_graphs_cannot_run_backward():
-    from gradtrace.explain import compare
+    from gradtrace import compare
 
     def backward_fails(source: str) -> bool:
         ns: dict = {}

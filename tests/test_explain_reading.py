@@ -166,7 +166,7 @@ def test_a_stale_input_an_object_of_the_program_holds_is_called_by_its_name():
                                   "torch.ones(2, 3, requires_grad=True)"])
 def test_compare_spells_leaf_shapes_as_python_does(make):
     x = eval(make, {"torch": torch})
-    c = gradtrace.explain.compare(f"x = {make}\ny = (x ** 2).sum()", f"x = {make}\ny = (x * x).sum()")
+    c = gradtrace.compare(f"x = {make}\ny = (x ** 2).sum()", f"x = {make}\ny = (x * x).sum()")
     text = c.to_text()
     assert f"leaf {str(x.dtype).removeprefix('torch.')} shape {tuple(x.shape)} = " in text
     assert f"{list(x.shape)} =" not in text

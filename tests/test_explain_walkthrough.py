@@ -11,7 +11,7 @@ import torch
 
 import gradtrace
 from gradtrace.explain._numbers import fmt_values
-from gradtrace.explain.walkthrough import walkthrough
+from gradtrace.live import walkthrough
 
 
 def forum():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradtrace.model import Mutate, Trace
-from gradtrace.tracer.core import trace_code
+from gradtrace.run import trace_code
 
 SOURCE = (
     "import torch\n"

@@ -371,7 +371,7 @@ def test_hints_for_shapes_errors_lines_and_rebinding():
 
 
 def test_attempts_retry_then_reveal():
-    from gradtrace.explain.quiz import Attempts
+    from gradtrace.notebook.quizbox import Attempts
 
     truth = _forum_grad().item()
     attempts = Attempts(gradtrace.quiz(FORUM, ask="x.grad"))
@@ -388,7 +388,7 @@ def test_attempts_retry_then_reveal():
 
 def test_answer_box_enter_submits_retries_and_shows_the_answer():
     w = pytest.importorskip("ipywidgets")
-    from gradtrace.explain.quiz import answer_box
+    from gradtrace.notebook.quizbox import answer_box
 
     truth = _forum_grad().item()
     view = answer_box(gradtrace.quiz(FORUM, ask="x.grad"), w)

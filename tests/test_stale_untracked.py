@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from regressions.fidelity import check_fidelity
 
-from gradtrace.tracer.core import trace_code
+from gradtrace.run import trace_code
 
 CASES = {
     "attribute": (

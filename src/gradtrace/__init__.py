@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the types mypy and editors see; at run time each is imported on first use
     from . import explain as explain
-    from .explain.quiz import quiz as quiz
+    from .live import compare as compare
+    from .live import quiz as quiz
     from .makedot import make_dot as make_dot
     from .makedot import show as show
     from .model import Step as Step
     from .model import Trace as Trace
     from .notebook import load_ipython_extension as load_ipython_extension
-    from .tracer import last_trace as last_trace
+    from .run import last_trace as last_trace
+    from .run import trace as trace
+    from .run import trace_code as trace_code
     from .tracer import snapshot as snapshot
-    from .tracer import trace as trace
-    from .tracer import trace_code as trace_code
 
 __version__ = "0.1.0"
 
@@ -33,18 +34,41 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     "Step": "gradtrace.model:Step",
     "Trace": "gradtrace.model:Trace",
-    "trace_code": "gradtrace.tracer:trace_code",
-    "trace": "gradtrace.tracer:trace",
+    "trace_code": "gradtrace.run:trace_code",
+    "trace": "gradtrace.run:trace",
     "snapshot": "gradtrace.tracer:snapshot",
-    "last_trace": "gradtrace.tracer:last_trace",
+    "last_trace": "gradtrace.run:last_trace",
     "explain": "gradtrace.explain",
-    "quiz": "gradtrace.explain.quiz:quiz",
+    "quiz": "gradtrace.live:quiz",
+    "compare": "gradtrace.live:compare",
     "make_dot": "gradtrace.makedot:make_dot",
     "show": "gradtrace.makedot:show",
     "load_ipython_extension": "gradtrace.notebook:load_ipython_extension",
 }
 
 __all__ = ["__version__", *sorted(_API)]
+
+#: The model's conveniences, drawn by the layers above it (see :func:`gradtrace.model.register_view`):
+#: registered here, so the model imports nothing above it; each module is imported on first use.
+_VIEWS: dict[str, str] = {
+    "step_text": "gradtrace.render.text:step_text",
+    "trace_text": "gradtrace.render.text:trace_text",
+    "trace_json": "gradtrace.render.json:trace_json",
+    "trace_from_json": "gradtrace.render.json:trace_from_json",
+    "trace_mimebundle": "gradtrace.notebook:trace_mimebundle",
+    "explain_root": "gradtrace.live:walkthrough",  # gradtrace.explain(root): it runs root.backward()
+    "quiz_box": "gradtrace.notebook.quizbox:answer_widget",  # a question's answer box in a kernel
+}
+
+
+def _register_views() -> None:
+    from .model import register_view
+
+    for name, target in _VIEWS.items():
+        register_view(name, target)
+
+
+_register_views()
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,8 @@
 """The ``gradtrace`` command: trace a script, write its pictures, text and JSON.
 
-Place in the pipeline: tracer -> model -> explain -> render -> **cli** (public API only).
+Place in the pipeline: tracer -> model -> explain -> render -> **cli**. It runs a script through
+:mod:`gradtrace.run` (which imports the tracer, and torch, only when the script runs: ``gradtrace --help``
+imports no torch) and draws with :mod:`gradtrace.render`.
 
 ``gradtrace run SCRIPT.py`` runs the script as ``python SCRIPT.py`` would
 (``__name__ == "__main__"``, ``__file__``, ``sys.argv``, the script's folder
@@ -21,7 +23,6 @@ import io
 import os
 import re
 import sys
-import sysconfig
 import tempfile
 import tokenize
 import traceback
@@ -32,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tracer.stack import ensure_deep_stack
+from .model import DEFAULT_MAX_STEPS
+from .run import learner_tb, learner_traceback, ours  # the runner's module imports no torch until code runs
 
-__all__ = ["main", "DEMO_SOURCE"]
+__all__ = ["main", "DEMO_SOURCE", "learner_traceback"]
 
 EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "gradtrace"
@@ -102,8 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="OUT", help="write the trace as JSON")
     run.add_argument("--svg", metavar="DIR", help="write one SVG picture per step: DIR/step-0001.svg, ...")
     run.add_argument("--text", action="store_true", help="print the text trace to stdout after the script's output")
-    run.add_argument("--max-steps", metavar="N", type=_positive_int, default=1000,
-                     help="record at most N steps; the rest of the script runs unrecorded (default 1000)")
+    run.add_argument("--max-steps", metavar="N", type=_positive_int, default=DEFAULT_MAX_STEPS,
+                     help="record at most N steps; the rest of the script runs unrecorded "
+                     f"(default {DEFAULT_MAX_STEPS})")
     demo = sub.add_parser(
         "demo",
         help="trace the forum example (f = x**2 + x**3 at 42) into an HTML page and print its text trace",
@@ -289,7 +292,7 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     """
     import builtins
 
-    from .run import run_traced
+    from .run import run_traced  # the tracer, and torch with it, only when a script runs
 
     module = types.ModuleType("__main__")
     module.__file__ = path
@@ -304,8 +307,9 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     warnings.showwarning = _learner_warning(show_warning)
     try:
         # the learner's exception (SystemExit and KeyboardInterrupt included) comes back with the trace
+        # deep_stack: a child the script started may have left the stack limit lowered; graphs are freed at exit
         run = run_traced(source, namespace, filename=path, max_steps=max_steps, keep_last=False,
-                         raise_interrupt=False)
+                         raise_interrupt=False, deep_stack=True)
         outcome = _outcome(run.trace, run.exception)
         _report_end(outcome, streams[1])
     finally:
@@ -316,7 +320,6 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
         sys.argv, sys.path[:] = saved[0], saved[1]
         if saved[2] is not None:
             sys.modules["__main__"] = saved[2]
-        ensure_deep_stack()  # a child the script started may have left it lowered; the graphs are freed at exit
     outcome.sources = _source_files(path)
     return outcome
 
@@ -339,7 +342,7 @@ def _report_end(outcome: Outcome, our_stderr: Any) -> None:
         return
     if sys.excepthook is not sys.__excepthook__:  # the script's own hook, as Python would call it
         try:
-            sys.excepthook(type(exc), exc, _learner_tb(exc.__traceback__))
+            sys.excepthook(type(exc), exc, learner_tb(exc.__traceback__))
             return
         except Exception:  # a failing hook: Python prints its traceback and the original one
             pass
@@ -392,27 +395,6 @@ def _safe_text(value: Any) -> str:
         return f"<unprintable {type(value).__name__} object>"
 
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent) + os.sep
-
-
-def _ours(filename: str) -> bool:
-    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
-
-
-def _learner_tb(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """The traceback chain without gradtrace's frames (for the script's own ``sys.excepthook``)."""
-    while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    head = tb
-    while tb is not None:
-        nxt = tb.tb_next
-        while nxt is not None and _ours(nxt.tb_frame.f_code.co_filename):
-            nxt = nxt.tb_next
-        tb.tb_next = nxt
-        tb = nxt
-    return head
-
-
 _FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<name>.*)$')
 
 
@@ -430,7 +412,7 @@ def without_our_frames(text: str) -> str:
     for line in text.splitlines(keepends=True):
         m = _FRAME_LINE.match(line)
         if m is not None:
-            blocks.append((_ours(m["file"]) or m["name"].strip() == "<torch call>", [line]))
+            blocks.append((ours(m["file"]) or m["name"].strip() == "<torch call>", [line]))
         elif blocks and blocks[-1][0] is not None and line.startswith("    "):
             blocks[-1][1].append(line)  # the frame's source and caret lines
         else:
@@ -448,7 +430,7 @@ def _learner_warning(show: Callable[..., Any]) -> Callable[..., Any]:
     def show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                      line: str | None = None) -> None:
         try:
-            if _ours(str(filename)):  # gradtrace's own word on the trace: one line, not a source location
+            if ours(str(filename)):  # gradtrace's own word on the trace: one line, not a source location
                 say(" ".join(str(message).split()))
                 return
             text = str(message)
@@ -461,59 +443,6 @@ def _learner_warning(show: Callable[..., Any]) -> Callable[..., Any]:
 
     show_warning._gradtrace = True  # type: ignore[attr-defined]
     return show_warning
-
-
-def learner_traceback(exc: BaseException) -> str:
-    """The traceback Python would print for ``exc``, without gradtrace's own frames."""
-    te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
-    seen: set[int] = set()
-    todo = [te]
-    while todo:
-        t = todo.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        t.stack = traceback.StackSummary.from_list(_without_tracer(list(t.stack)))
-        todo += [c for c in (t.__cause__, t.__context__) if c is not None]
-    return "".join(te.format())
-
-
-def _helper_file(filename: str) -> bool:
-    """Generated code (``<string>``) or the standard library: what gradtrace's own code calls into."""
-    if filename.startswith("<"):
-        return True
-    path = os.path.abspath(filename)
-    return path.startswith(_STDLIB) and not any(path.startswith(p) for p in _SITE)
-
-
-_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
-_SITE = tuple(os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib"))
-
-
-def _without_tracer(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
-    """Drop gradtrace's frames, and the detour a torch function takes through the tracer's torch mode.
-
-    Under a torch function mode, a torch function written in Python calls
-    ``handle_torch_function``, which calls the mode, which calls the same function
-    again: Python alone would show that function once, not the detour.
-    """
-    kept = []
-    called_by_us = False  # an interrupt can land in code gradtrace itself called (a dataclass, the stdlib)
-    for f in frames:
-        if _ours(f.filename) or f.name == "<torch call>":
-            called_by_us = True
-        elif not (called_by_us and _helper_file(f.filename)):
-            called_by_us = False
-            kept.append(f)
-    out: list[traceback.FrameSummary] = []
-    for i, f in enumerate(kept):
-        if f.name == "handle_torch_function" and f.filename.endswith(os.path.join("torch", "overrides.py")):
-            after = kept[i + 1] if i + 1 < len(kept) else None
-            if out and after is not None and (out[-1].filename, out[-1].name) == (after.filename, after.name):
-                out.pop()
-            continue
-        out.append(f)
-    return out
 
 
 # ---------------------------------------------------------------- outputs

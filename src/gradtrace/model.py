@@ -10,11 +10,38 @@ objects and ``n1, n2, ...`` for backward nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 5
+
+#: The model's conveniences drawn by the layers above it (``str(step)``, ``trace.to_text()``, ``to_json()``,
+#: a trace shown in a notebook): name -> the function, or ``"module:function"`` imported on first use. The
+#: model imports nothing above it: those layers are registered here from above, by :func:`register_view`
+#: (the package root registers the built-in ones when ``gradtrace`` is imported).
+_VIEWS: dict[str, Callable[..., Any] | str] = {}
+
+
+def register_view(name: str, target: Callable[..., Any] | str) -> None:
+    """Make ``target`` (a function, or ``"module:function"`` to import on first use) the view called ``name``."""
+    _VIEWS[name] = target
+
+
+def view(name: str) -> Callable[..., Any]:
+    """The function registered as ``name`` (see :func:`register_view`)."""
+    target = _VIEWS.get(name)
+    if target is None:
+        raise LookupError(f"gradtrace: no {name!r} view is registered; import gradtrace first")
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        target = _VIEWS[name] = getattr(importlib.import_module(module), attr)
+    return target
+
+
+#: How many steps a trace records unless asked otherwise (the rest of the program runs unrecorded).
+DEFAULT_MAX_STEPS = 1000
 
 #: States of a value saved by a backward node.
 ALIVE, FREED, STALE = "alive", "freed", "stale"
@@ -383,9 +410,7 @@ class Step:
         return seen
 
     def __str__(self) -> str:
-        from .render.text import step_text
-
-        return step_text(self)
+        return str(view("step_text")(self))
 
 
 @dataclass(frozen=True)
@@ -397,7 +422,7 @@ class Trace:
     steps: tuple[Step, ...]
     error: Error | None = None
     steps_unrecorded: int = 0
-    max_steps: int = 1000
+    max_steps: int = DEFAULT_MAX_STEPS
     final: Step | None = None
 
     def __len__(self) -> int:
@@ -429,14 +454,10 @@ class Trace:
         return None if info.grad is None else info.grad.values
 
     def to_text(self) -> str:
-        from .render.text import trace_text
-
-        return trace_text(self)
+        return str(view("trace_text")(self))
 
     def to_json(self) -> str:
-        from .render.json import trace_json
-
-        return trace_json(self)
+        return str(view("trace_json")(self))
 
     @staticmethod
     def from_json(text: str | bytes) -> Trace:
@@ -444,11 +465,9 @@ class Trace:
 
         Raises ``ValueError`` with a one-line reason when ``text`` is not such a trace.
         """
-        from .render.json import trace_from_json
-
-        return trace_from_json(text)
+        trace: Trace = view("trace_from_json")(text)
+        return trace
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .notebook import trace_mimebundle
-
-        return trace_mimebundle(self, include, exclude)
+        bundle: dict[str, Any] = view("trace_mimebundle")(self, include, exclude)
+        return bundle

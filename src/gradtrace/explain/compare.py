@@ -10,17 +10,17 @@ are described by shape, dtype and value. Names play no part, so ``x = x ** 2``
 and ``y = x ** 2`` give the same form, while ``x ** 3`` of the leaf and ``x ** 3``
 of ``x ** 2`` do not.
 
-Source code runs through :func:`gradtrace.run.run_traced`. A name both programs
-read but neither defines (``x`` in ``x = x ** 2``) is given to both as the same
-leaf, ``torch.tensor(2., requires_grad=True)``, unless ``setup`` code defines it;
-the comparison says so. Bad input (code that fails, an output no program
+This module compares what two programs recorded (Traces or Steps); it runs nothing.
+``gradtrace.compare`` (:func:`gradtrace.live.compare`) also takes source code: it
+runs each program under the tracer, giving a name both programs read but neither
+defines (``x`` in ``x = x ** 2``) to both as the same leaf, ``GIVEN_LEAF``, unless
+``setup`` code defines it; the comparison says so. Bad input (an output no program
 names) raises ``ValueError`` with a one-line message.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,46 +95,12 @@ class Comparison:
     __str__ = to_text
 
 
-def _free_names(source: str) -> set[str]:
-    """Names ``source`` reads but never binds (and that are not builtins)."""
-    tree = ast.parse(source)
-    loaded: set[str] = set()
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return {n for n in loaded - bound if not hasattr(builtins, n) and n != "torch"}
-
-
-def _run_program(source: str, which: str, setup: str | None, given: tuple[str, ...]) -> Trace:
-    from ..run import run_traced  # runs the code: the tracer does, explain only reads the result
-
-    ns: dict[str, Any] = {}
-    prelude = (setup.rstrip("\n") + "\n") if setup else ""
-    prelude += "".join(f"{name} = {GIVEN_LEAF}\n" for name in given)
-    if prelude:
-        exec(compile("import torch\n" + prelude, f"<compare setup {which}>", "exec"), ns)
-    run = run_traced(source, ns, filename=f"<program {which}>", keep_last=False, import_torch=True)
-    if run.exception is not None:
-        err = run.trace.error
-        where = f" at line {err.lineno}" if err is not None and err.lineno else ""
-        message = str(run.exception).splitlines()[0] if str(run.exception) else ""
-        raise ValueError(f"compare: program {which} raised {type(run.exception).__name__}{where}: {message} "
-                         "(pass setup= code that defines what it needs)")
-    return run.trace
-
-
-def _as_step(program: str | Trace | Step, which: str, setup: str | None, given: tuple[str, ...]) -> Step:
+def _as_step(program: Trace | Step, which: str) -> Step:
     if isinstance(program, Step):
         return program
-    if isinstance(program, str):
-        program = _run_program(program, which, setup, given)
+    if not isinstance(program, Trace):
+        raise TypeError(f"compare: program {which} is a {type(program).__name__}; this compare reads Traces and "
+                        "Steps (for source code use gradtrace.compare, which runs it)")
     step = program.last
     if step is None:
         raise ValueError(f"compare: program {which} recorded no step")
@@ -250,37 +216,24 @@ def _feeds(nodes: tuple[CanonicalNode, ...], index: int) -> str:
     return f" (it feeds {users[0].node} {users[0].op})" if users else " (the output's own node)"
 
 
-def compare(a: str | Trace | Step, b: str | Trace | Step, output: str | None = None, *,
-            setup: str | None = None) -> Comparison:
-    """Compare the graphs two programs build for their outputs.
+def compare(a: Trace | Step, b: Trace | Step, output: str | None = None, *, given: tuple[str, ...] = (),
+            sources: tuple[str | None, str | None] = (None, None)) -> Comparison:
+    """Compare the graphs two recorded programs build for their outputs.
 
-    ``a`` and ``b`` are source code (run under the tracer), Traces or Steps.
-    ``output`` names the tensor to compare in both; by default each program's own
-    output, the tensor it assigned to a name last (``x`` in ``x = x ** 2``, ``y`` in
-    ``y = x ** 2``: names play no part, those two build the same graph). ``setup``
-    is code run before each program of source code. Raises ``ValueError`` (one line)
-    for code that fails and for an output a program does not name.
+    ``a`` and ``b`` are Traces or Steps. ``output`` names the tensor to compare in both;
+    by default each program's own output, the tensor it assigned to a name last (``x`` in
+    ``x = x ** 2``, ``y`` in ``y = x ** 2``: names play no part, those two build the same
+    graph); ``sources`` (the programs' code, when known) settle that default by their
+    assignment statements. ``given`` lists the names the run gave both programs as
+    :data:`GIVEN_LEAF`. Raises ``ValueError`` (one line) for an output a program does not name.
     """
-    given: tuple[str, ...] = ()
-    sources = [p for p in (a, b) if isinstance(p, str)]
-    if sources:
-        bound_by_setup = _bound_names(setup) if setup else set()
-        free = set.union(*(_free_names(src) for src in sources)) - bound_by_setup
-        given = tuple(sorted(free))
-    step_a, step_b = _as_step(a, "A", setup, given), _as_step(b, "B", setup, given)
-    out_a = output or _default_output(a, step_a, "A")
-    out_b = output or _default_output(b, step_b, "B")
+    step_a, step_b = _as_step(a, "A"), _as_step(b, "B")
+    out_a = output or _default_output(sources[0] or a, step_a, "A")
+    out_b = output or _default_output(sources[1] or b, step_b, "B")
     form_a, form_b = canonical(step_a, out_a), canonical(step_b, out_b)
     difference = _first_difference(form_a, form_b)
     return Comparison(difference is None, out_a, form_a, form_b, difference,
                       None if out_b == out_a else out_b, given)
-
-
-def _bound_names(source: str) -> set[str]:
-    tree = ast.parse(source)
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    names |= {(al.asname or al.name).split(".")[0] for al in ast.walk(tree) if isinstance(al, ast.alias)}
-    return names
 
 
 def _default_output(program: str | Trace | Step, step: Step, which: str) -> str:

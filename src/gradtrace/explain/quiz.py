@@ -2,14 +2,16 @@
 
 Place in the pipeline: tracer -> model -> **explain** -> render.
 
-:func:`quiz` turns a small program into a question. Nothing is stored as an
-answer string: every answer is what PyTorch (or a trace of the program) gives
-when the question is made.
+``gradtrace.quiz`` (:func:`gradtrace.live.quiz`) runs a small program and turns it into a
+question; this module holds the questions and grades answers, from what that run recorded
+(a :class:`~gradtrace.model.Trace` and PyTorch's answer as plain data, :class:`Truth`). Nothing
+is stored as an answer string: every answer is what PyTorch (or a trace of the program) gave
+when the question was made. Nothing here runs code or imports torch.
 
 Three kinds of question:
 
 ``ask="x.grad"`` (any expression: ``"y.grad"``, ``"x._version"``, ``"y.requires_grad"``)
-    The code runs with real torch under the tracer (:func:`gradtrace.run.run_traced`);
+    The code runs with real torch under the tracer (:func:`gradtrace.live.quiz`);
     every ``backward()`` it makes is explained from the trace
     (:func:`~gradtrace.explain.walkthrough.walkthrough_of`, with the trace's node ids),
     then ``ask`` is evaluated. If the code raises, the answer is the error: the
@@ -32,7 +34,8 @@ Shapes must match: ``[5376]`` is not the 0-d ``5376``.
 
 Every question and verdict has ``_repr_mimebundle_`` (``text/plain`` always). In a
 running Jupyter kernel with ipywidgets installed, a question shows a text box and a
-*Check* button; :meth:`Question.check` is the same check for scripts and tests.
+*Check* button (:mod:`gradtrace.notebook.quizbox`, registered as the ``quiz_box`` view);
+:meth:`Question.check` is the same check for scripts and tests.
 """
 
 from __future__ import annotations
@@ -42,18 +45,17 @@ import html
 import math
 import re
 import textwrap
-import warnings
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Backward, Bind, Create, Mutate, Rebind, Step, Trace
-from ..run import run_traced
+from ..model import Backward, Bind, Create, Mutate, Rebind, Step, Trace, view
 from ._numbers import fmt_values
 from .errors import explain_error
 from .walkthrough import Walkthrough, walkthrough_of
 
-__all__ = ["EPS", "GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Question", "Verdict", "quiz"]
+__all__ = ["EPS", "GRAPH_LINES", "REBIND_OR_MUTATE", "RTOL", "Answer", "Question", "Truth", "Verdict",
+           "question_from_trace"]
 
 GRAPH_LINES = "which line changes the graph?"
 REBIND_OR_MUTATE = "rebinding or mutation?"
@@ -67,8 +69,6 @@ EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64":
 
 #: Whole numbers up to this size are held exactly by the dtype (its mantissa bits + 1).
 _EXACT_UP_TO = {"float16": 2.0**11, "bfloat16": 2.0**8, "float32": 2.0**24, "float64": 2.0**53}
-
-_FILENAME = "<quiz>"
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -152,7 +152,12 @@ class Question:
 
     def widget(self) -> Any:
         """A text box and a Check button (ipywidgets), or ``None`` outside a Jupyter kernel."""
-        return _answer_box(self)
+        return view("quiz_box")(self)
+
+
+#: What a question shows in a notebook under its prompt.
+NO_KERNEL_NOTE = ("Type your answer in the box below and press Enter. If the box does not answer "
+                  "(a reopened notebook), run this cell again: checking needs the notebook's kernel.")
 
 
 def _listing(code: str) -> str:
@@ -161,7 +166,8 @@ def _listing(code: str) -> str:
     return "\n".join(f"  {i:>{width}} | {text}" for i, text in enumerate(lines, start=1))
 
 
-def _clean_code(code: str) -> str:
+def clean_code(code: str) -> str:
+    """The quiz's code as it is shown and run: dedented, one trailing newline."""
     return textwrap.dedent(code).strip("\n") + "\n"
 
 
@@ -169,7 +175,7 @@ def _clean_code(code: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Truth:
+class Truth:
     """PyTorch's answer as plain data. ``kind``: tensor, number, bool, none, text or error."""
 
     kind: str
@@ -180,10 +186,10 @@ class _Truth:
 
 
 @dataclass(frozen=True)
-class _Run:
+class Answer:
     """What running the program gave: the answer, the walkthroughs, warnings, the error."""
 
-    truth: _Truth
+    truth: Truth
     walks: tuple[tuple[int, Walkthrough], ...] = ()
     warnings: tuple[str, ...] = ()
     error: str = ""
@@ -196,7 +202,7 @@ class ValueQuestion(Question):
 
     code: str
     ask: str
-    run: _Run
+    run: Answer
     rtol: float | None = None
     kind: str = field(default="value", init=False)
 
@@ -248,7 +254,7 @@ class ValueQuestion(Question):
         return mentioned or list(self.run.walks)
 
 
-def _value_hint(given: str, truth: _Truth, ask: str) -> str:
+def _value_hint(given: str, truth: Truth, ask: str) -> str:
     """A nudge that does not give the answer away."""
     looks_like_error = bool(re.search(r"error|exception|fails?|raises?", given.lower()))
     if truth.kind == "error":
@@ -282,7 +288,7 @@ def _walk_text(line: int, walk: Any, count: int) -> str:
     return head + "\n" + walk.to_text()
 
 
-def _check_error(given: str, truth: _Truth) -> tuple[bool, str]:
+def _check_error(given: str, truth: Truth) -> tuple[bool, str]:
     words = given.lower()
     if truth.text.lower() in words:
         return True, f"The code fails with {truth.text}."
@@ -293,7 +299,7 @@ def _check_error(given: str, truth: _Truth) -> tuple[bool, str]:
     return False, f"The code does not get that far: it raises {truth.text}."
 
 
-def _check_value(given: str, truth: _Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
+def _check_value(given: str, truth: Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
     if re.fullmatch(r"\w*(Error|Exception)\b.*", given):
         return False, f"The code runs without an error; {ask} is {truth.text}."
     try:
@@ -311,7 +317,7 @@ def _check_value(given: str, truth: _Truth, ask: str, rtol: float | None) -> tup
     return _compare_numbers(value, truth, ask, rtol)
 
 
-def _compare_numbers(value: Any, truth: _Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
+def _compare_numbers(value: Any, truth: Truth, ask: str, rtol: float | None) -> tuple[bool, str]:
     shape = _shape(value)
     if shape is None:
         return False, f"Could not read {value!r} as a number or a rectangular list. {ask} is {truth.text}."
@@ -405,39 +411,37 @@ def _listify(value: Any, text: str) -> Any:
     raise ValueError(f"Could not read {text!r} as a number or a list of numbers.")
 
 
-def _is_tensor(value: Any) -> bool:
-    """A torch tensor, told by what it has (explain does not import torch)."""
-    return all(hasattr(value, a) for a in ("detach", "tolist", "dtype", "shape", "grad_fn"))
+def tensor_truth(values: Any, dtype: str, shape: tuple[int, ...]) -> Truth:
+    """A tensor's answer, from its values (nested lists), dtype name (``float32``) and shape."""
+    return Truth("tensor", values, fmt_values(values, dtype), dtype, shape)
 
 
-def _truth_of(value: Any) -> _Truth:
-    if _is_tensor(value):
-        t = value.detach()
-        dtype = str(t.dtype).split(".")[-1]
-        return _Truth("tensor", t.tolist(), fmt_values(t.tolist(), dtype), dtype, tuple(t.shape))
+def plain_truth(value: Any) -> Truth:
+    """The answer for a value that is not a tensor: None, a bool, a number, a list of ints, else its text."""
     if value is None:
-        return _Truth("none", None, "None")
+        return Truth("none", None, "None")
     if isinstance(value, bool):
-        return _Truth("bool", value, str(value))
+        return Truth("bool", value, str(value))
     if isinstance(value, (int, float)):
         dtype = "int" if isinstance(value, int) else "float64"
-        return _Truth("number", value, fmt_values(value, dtype), dtype)
+        return Truth("number", value, fmt_values(value, dtype), dtype)
     if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return _Truth("number", list(value), fmt_values(list(value), "int"), "int", (len(value),))
-    return _Truth("text", str(value), str(value))
+        return Truth("number", list(value), fmt_values(list(value), "int"), "int", (len(value),))
+    return Truth("text", str(value), str(value))
 
 
 # --------------------------------------------------------------------------- running the code
 
 
-def _error_text(exc: BaseException, line: int | None, code: str, trace: Trace) -> str:
+def error_text(exc: BaseException, line: int | None, code: str, trace: Trace) -> str:
+    """What the code raised, where, and why (:func:`~gradtrace.explain.errors.explain_error`)."""
     lines = code.splitlines()
     where = f"line {line}: {lines[line - 1].strip()}" if line and 0 < line <= len(lines) else f"line {line}"
     text = f"{type(exc).__name__} at {where}\n{exc}".rstrip()
     return text + "\n\n" + explain_error(exc, trace).to_text()
 
 
-def _walks(trace: Trace) -> tuple[tuple[int, Walkthrough], ...]:
+def walks(trace: Trace) -> tuple[tuple[int, Walkthrough], ...]:
     """The walkthrough of every recorded ``backward()``, with the trace's ids, and its line."""
     out = []
     for step in trace.steps:
@@ -447,40 +451,14 @@ def _walks(trace: Trace) -> tuple[tuple[int, Walkthrough], ...]:
     return tuple(out)
 
 
-def _run(code: str, ask: str, namespace: Mapping[str, Any] | None) -> _Run:
-    ns: dict[str, Any] = dict(namespace or {})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        run = run_traced(code, ns, filename=_FILENAME, keep_last=False, import_torch=True)
-        walks = _walks(run.trace)
-        if run.exception is not None:  # the learner's code may raise anything: that is the answer
-            exc = run.exception
-            line = run.trace.error.lineno if run.trace.error is not None else None
-            truth = _Truth("error", type(exc).__name__, type(exc).__name__)
-            return _Run(truth, walks, _warning_texts(caught), _error_text(exc, line, code, run.trace), line)
-        try:
-            value = eval(compile(ask, "<ask>", "eval"), run.namespace)
-        except Exception as exc:
-            raise ValueError(f"quiz: the code ran, but ask={ask!r} could not be evaluated: "
-                             f"{type(exc).__name__}: {exc}") from exc
-    return _Run(_truth_of(value), walks, _warning_texts(caught))
-
-
-def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]:
-    seen: list[str] = []
-    for w in caught:
-        message = re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", str(w.message).strip())
-        text = f"{w.category.__name__}: {message}"
-        if text not in seen:
-            seen.append(text)
-    return tuple(seen)
+def error_answer(exc: BaseException, code: str, trace: Trace, warned: tuple[str, ...]) -> Answer:
+    """The answer when the code raised ``exc``: the error is the answer (the learner names its type)."""
+    line = trace.error.lineno if trace.error is not None else None
+    truth = Truth("error", type(exc).__name__, type(exc).__name__)
+    return Answer(truth, walks(trace), warned, error_text(exc, line, code, trace), line)
 
 
 # --------------------------------------------------------------------------- questions from a trace
-
-
-def _trace(code: str, namespace: Mapping[str, Any] | None) -> Trace:
-    return run_traced(code, dict(namespace or {}), filename=_FILENAME, keep_last=False, import_torch=True).trace
 
 
 def _node_name(step: Step, node_id: str) -> str:
@@ -687,102 +665,11 @@ def _resolve_line(code: str, line: int | str | None) -> int:
     raise ValueError(f"no line of the code reads {line!r}")
 
 
-# --------------------------------------------------------------------------- the widget
-
-
-def _in_kernel() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
-
-
-class Attempts:
-    """What a quiz box shows for each answer: a wrong one gets a hint and another try.
-
-    The answer is shown only when the learner gets it right or asks for it
-    (:meth:`reveal`). Submitting the same text twice in a row (Enter, then a
-    click on Check) counts once.
-    """
-
-    def __init__(self, question: Question) -> None:
-        self.question = question
-        self.tries = 0
-        self.solved = False
-        self._last: tuple[str, str] | None = None
-
-    def submit(self, text: str) -> str:
-        """The HTML to show for ``text``."""
-        given = str(text).strip()
-        if not given:
-            return "<div>Type an answer, then press Enter or Check.</div>"
-        if self._last is not None and self._last[0] == given:
-            return self._last[1]
-        verdict = self.question.check(given)
-        self.tries += 1
-        if verdict.correct:
-            self.solved = True
-            shown = verdict._html()
-        else:
-            tries = f"try {self.tries}" if self.tries > 1 else "first try"
-            hint = f"<div><b>Hint:</b> {html.escape(verdict.hint)}</div>" if verdict.hint else ""
-            shown = (f"<div><b style='color:#cf222e'>Not quite</b> ({tries}). {hint}"
-                     "<div>Change your answer and press Enter again, or press <i>Show answer</i>.</div></div>")
-        self._last = (given, shown)
-        return shown
-
-    def reveal(self) -> str:
-        """The answer with its explanation, as HTML."""
-        verdict = self.question.check(self.question.answer)
-        body = (f"<pre style='white-space:pre-wrap'>{html.escape(verdict.explanation)}</pre>"
-                if verdict.explanation else "")
-        return f"<div><b>Answer:</b> {html.escape(verdict.message)}{body}</div>"
-
-
-NO_KERNEL_NOTE = ("Type your answer in the box below and press Enter. If the box does not answer "
-                  "(a reopened notebook), run this cell again: checking needs the notebook's kernel.")
-
-
-def _answer_box(question: Question) -> Any:
-    """ipywidgets: the prompt, a Text box (Enter submits), Check and Show answer buttons, the verdict."""
-    if not _in_kernel():
-        return None
-    try:
-        import ipywidgets as w
-    except ImportError:
-        return None
-    return answer_box(question, w)
-
-
-def answer_box(question: Question, w: Any) -> Any:
-    """The quiz's widgets, built with the ipywidgets module ``w`` (see :func:`_answer_box`)."""
-    attempts = Attempts(question)
-    prompt = w.HTML(f"<pre>{html.escape(question.prompt)}</pre>")
-    box = w.Text(placeholder="your answer, then Enter", description="Answer:", continuous_update=False)
-    check = w.Button(description="Check", button_style="primary")
-    show = w.Button(description="Show answer", layout=w.Layout(display="none"))
-    result = w.HTML()
-
-    def submit(_: Any = None) -> None:
-        result.value = attempts.submit(box.value)
-        show.layout.display = "none" if attempts.solved or not attempts.tries else None
-
-    def reveal(_: Any) -> None:
-        result.value = attempts.reveal()
-        show.layout.display = "none"
-
-    box.observe(submit, names="value")
-    check.on_click(submit)
-    show.on_click(reveal)
-    return w.VBox([prompt, w.HBox([box, check, show]), result])
-
-
 # --------------------------------------------------------------------------- the entry point
 
 
-def _kind_of(ask: str) -> str:
+def kind_of(ask: str) -> str:
+    """``"value"``, ``"graph_lines"`` (:data:`GRAPH_LINES`) or ``"rebind_or_mutate"`` (:data:`REBIND_OR_MUTATE`)."""
     key = re.sub(r"[^a-z]", "", ask.lower())
     if key in ("whichlinechangesthegraph", "whichlineschangethegraph", "graphlines"):
         return "graph_lines"
@@ -791,23 +678,8 @@ def _kind_of(ask: str) -> str:
     return "value"
 
 
-def quiz(code: str, ask: str = "x.grad", *, line: int | str | None = None,
-         namespace: Mapping[str, Any] | None = None, rtol: float | None = None) -> Question:
-    """A question about ``code``, answered by PyTorch when it is made; ``check(answer)`` grades a prediction.
-
-    ``ask`` is an expression to predict (``"x.grad"``), :data:`GRAPH_LINES` or
-    :data:`REBIND_OR_MUTATE` (with ``line``: a line number or the line's code).
-    ``torch`` is available to the code without an import; ``namespace`` adds names
-    (a shallow copy is used, but tensors in it are shared: a ``backward()`` in the
-    code accumulates into their ``.grad``). ``rtol`` overrides the dtype's tolerance
-    for values that are not exact whole numbers (down to the dtype's own precision,
-    :data:`EPS`).
-    """
-    code = _clean_code(code)
-    kind = _kind_of(ask)
-    if kind == "value":
-        return ValueQuestion(code, ask.strip(), _run(code, ask.strip(), namespace), rtol)
-    trace = _trace(code, namespace)
+def question_from_trace(code: str, kind: str, trace: Trace, line: int | str | None = None) -> Question:
+    """A :data:`GRAPH_LINES` or :data:`REBIND_OR_MUTATE` question about ``code``, answered by its ``trace``."""
     if kind == "graph_lines":
         created = {k: tuple(v) for k, v in _created_nodes(trace).items()}
         error = f"The code stopped with {trace.error.type}: {trace.error.message}" if trace.error else ""

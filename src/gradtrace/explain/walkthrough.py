@@ -5,9 +5,9 @@ Place in the pipeline: tracer -> model -> **explain** -> render.
 :func:`walkthrough_of` is a pure function of a trace: it reads one recorded
 ``backward()`` (a :class:`~gradtrace.model.Backward` event, whose ``flow`` the
 tracer recorded node by node in the order the engine ran them) and the step's
-nodes. :func:`walkthrough` (``gradtrace.explain(root)``) runs the real
-``root.backward(...)`` under the tracer first (:func:`gradtrace.run.backward_traced`);
-explain itself never touches a live node.
+nodes. ``gradtrace.explain(root)`` (:func:`gradtrace.live.walkthrough`) runs the real
+``root.backward(...)`` under the tracer first and hands the record to it; explain itself
+never runs code or touches a live node.
 
 The result is plain data: for each node in the order the engine ran it, the
 gradient that entered it (and, where several paths met, the parts that were
@@ -156,31 +156,6 @@ def replaced_by_hook(node: NodeInfo, flow: Flow, index: int, sent: Summary | Non
     if arrived is None or arrived.values is None or same_values(arrived.values, sent.values):
         return None
     return arrived
-
-
-def walkthrough(root: Any, gradient: Any = None, retain_graph: bool = False, inputs: Any = None, *,
-                names: Mapping[str, Any] | None = None, root_name: str | None = None) -> Walkthrough:
-    """Run ``root.backward(gradient, retain_graph, inputs=inputs)`` and explain it node by node.
-
-    The call runs under the tracer (see :func:`gradtrace.run.backward_traced`), which
-    records the reverse pass as plain data; the explanation is built from that record
-    alone (:func:`walkthrough_of`), so its node ids are the ones a trace of ``names``
-    shows. ``names`` (for example ``globals()``) maps Python names to tensors so that
-    leaves and retained intermediates are called by their names. Raises what
-    ``backward()`` raises.
-    """
-    from ..run import backward_traced
-
-    if not (hasattr(root, "backward") and hasattr(root, "grad_fn")):
-        raise TypeError(f"walkthrough() needs a tensor, got {type(root).__name__}")
-    step, event, exc = backward_traced(root, gradient, retain_graph, inputs, names=names)
-    if exc is not None:
-        raise exc
-    if event is None:
-        raise RuntimeError("backward() ran but gradtrace recorded no reverse pass to explain")
-    if root_name is None:
-        root_name = next((n for n, v in (names or {}).items() if v is root), None)
-    return walkthrough_of(step, event, root_name)
 
 
 # --------------------------------------------------------------------------- building
@@ -546,4 +521,4 @@ def _chain_of(step: WalkStep) -> str:
 
 
 __all__ = ["MAX_ELEMENTS", "GradValue", "LeafGrad", "Output", "Part", "WalkStep",
-           "Walkthrough", "walkthrough", "walkthrough_of"]
+           "Walkthrough", "walkthrough_of"]

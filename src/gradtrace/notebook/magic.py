@@ -29,20 +29,18 @@ HTML even when ``settings.widget`` asks for a widget.
 from __future__ import annotations
 
 import os
-import types
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..model import Trace
+from ..model import DEFAULT_MAX_STEPS, Trace
+from ..run import learner_tb
 
 __all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename"]
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))).replace("\\", "/") + "/"
-
 
 def cell_filename(shell: Any, source: str) -> str:
     """Register ``source`` with IPython's compiler and linecache; the file name tracebacks will use."""
@@ -51,45 +49,6 @@ def cell_filename(shell: Any, source: str) -> str:
         return str(compiler.cache(source, shell.execution_count, raw_code=source))
     except TypeError:  # IPython < 8.1 has no raw_code
         return str(compiler.cache(source, shell.execution_count))
-
-
-def _own_frame(tb: types.TracebackType) -> bool:
-    """A frame the tracer added: gradtrace's own code or torch's dispatch to its TorchFunctionMode."""
-    name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
-    return name.startswith(_PACKAGE_DIR) or name.endswith("torch/overrides.py")
-
-
-def _cell_traceback(exc: BaseException, filename: str) -> types.TracebackType | None:
-    """``exc``'s traceback as a plain run of the cell would have it.
-
-    Starts at the cell's first frame and leaves out the frames tracing added
-    (gradtrace's own, torch's ``handle_torch_function`` and the duplicate frame
-    of the function that handed the call to the tracer's mode).
-    """
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
-        tb = tb.tb_next
-    if tb is None:
-        return exc.__traceback__
-    chain: list[types.TracebackType] = []
-    while tb is not None:
-        chain.append(tb)
-        tb = tb.tb_next
-    kept: list[types.TracebackType] = []
-    for i, item in enumerate(chain):
-        if _own_frame(item):
-            continue
-        nxt = chain[i + 1] if i + 1 < len(chain) else None
-        if nxt is not None and _own_frame(nxt):
-            later = next((c for c in chain[i + 1:] if not _own_frame(c)), None)
-            if later is not None and later.tb_frame.f_code is item.tb_frame.f_code:
-                continue  # the same function again, entered from the mode: keep only that second frame
-        kept.append(item)
-    for a, b in zip(kept, kept[1:], strict=False):
-        a.tb_next = b
-    if kept:
-        kept[-1].tb_next = None
-    return kept[0] if kept else chain[0]
 
 
 class _Shown:
@@ -178,7 +137,8 @@ class GradtraceMagics(Magics):
     """Holds the ``%%gradtrace`` cell magic."""
 
     @magic_arguments()
-    @argument("--max-steps", type=int, default=1000, help="record at most N steps (default 1000)")
+    @argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+              help=f"record at most N steps (default {DEFAULT_MAX_STEPS})")
     @argument("--all", action="store_true", help="show every name of the notebook, not only the cell's own")
     @argument("--html", metavar="OUT", default=None, help="also write the standalone stepper page to OUT")
     @argument("--force", action="store_true", help="with --html: replace OUT even if gradtrace did not write it")
@@ -202,7 +162,7 @@ class GradtraceMagics(Magics):
         title = f"%%gradtrace · In [{shell.execution_count}]"
         html_out = os.path.abspath(os.path.expanduser(args.html)) if args.html else None
         show = _Shown(widget=not args.no_widget, html_out=html_out, title=title, force=args.force)
-        run_traced(shell, cell, args.max_steps, show, whole=args.all)
+        trace_and_show_cell(shell, cell, args.max_steps, show, whole=args.all)
 
 
 def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
@@ -221,28 +181,27 @@ def trace_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, v
 
 def run_cell(source: str, ns: dict[str, Any], filename: str, max_steps: int, value: list[Any],
              whole: bool = False) -> tuple[Trace, BaseException | None]:
-    """:func:`trace_cell` that returns the cell's exception (None if it ran through) with the trace."""
-    from ..tracer import Tracer
-    from ..tracer.core import LAST_VALUE, compile_source
+    """:func:`trace_cell` that returns the cell's exception (None if it ran through) with the trace.
+
+    The cell runs in ``ns`` through :func:`gradtrace.run.run_traced`; the trace shows the
+    names the cell touches (:class:`~.scope.CellScope`), or all of ``ns`` with ``whole``.
+    """
+    from ..run import run_traced
     from .scope import CellScope
 
-    code = compile_source(source, filename, keep_last=True)
-    view: Any = ns
+    view: Mapping[str, Any] = ns
     if not whole:
         try:
             view = CellScope(ns, source)
         except Exception:  # a cell the analysis cannot read: show the whole notebook rather than fail
             view = ns
-    tracer = Tracer(source, filename, max_steps, globals_ns=cast(dict[str, Any], view))
-    ns[LAST_VALUE] = value.append
-    try:
-        trace = tracer.run(lambda: exec(code, ns))
-    finally:
-        ns.pop(LAST_VALUE, None)
-    return trace, tracer.exception
+    run = run_traced(source, ns, view=view, filename=filename, max_steps=max_steps, raise_interrupt=False)
+    if run.exception is None and run.last_value is not None:
+        value.append(run.last_value)
+    return run.trace, run.exception
 
 
-def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
+def trace_and_show_cell(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = False) -> None:
     """Trace ``cell`` in ``shell.user_ns``; show the trace; let the cell's exception reach IPython."""
     __tracebackhide__ = True  # noqa: F841
     source = shell.transform_cell(cell)
@@ -252,8 +211,8 @@ def run_traced(shell: Any, cell: str, max_steps: int, show: Any, whole: bool = F
     trace, exc = run_cell(source, shell.user_ns, filename, max_steps, value, whole=whole)
     _show_safely(show, trace)  # also up to the failing step
     if exc is not None:
-        raise exc.with_traceback(_cell_traceback(exc, filename))
-    if value and value[-1] is not None:
+        raise exc.with_traceback(learner_tb(exc.__traceback__) or exc.__traceback__)  # as a plain run shows it
+    if value:
         shell.displayhook(value[-1])  # the cell's last expression, shown as Out[n] as without the magic
 
 

@@ -10,8 +10,8 @@ Place in the pipeline: tracer -> model -> explain -> render -> **notebook**.
    kernel) the note names the cells to run, by the numbers their prompts show: the cell that
    imported gradtrace and this one (or Run All);
 2. the answer box (:class:`QuizBox`, an anywidget): Enter or *Check* sends the answer to the
-   kernel, which grades it (:class:`~gradtrace.explain.quiz.Attempts`: a hint after a wrong
-   answer, another try, *Show answer*) and writes the verdict back.
+   kernel, which grades it (:class:`Attempts`: a hint after a wrong answer, another try,
+   *Show answer*) and writes the verdict back.
 
 The box hides the note while a kernel answers it (it says hello when drawn, the kernel answers),
 and shows it again when the kernel goes away. So:
@@ -22,7 +22,9 @@ and shows it again when the kernel goes away. So:
   widget state, a box that says "No kernel answered" when used);
 - an nbconvert export or a viewer with no kernel: the question and the note.
 
-Without ``%load_ext gradtrace`` a question shows as before (one output; ipywidgets box).
+Without ``%load_ext gradtrace`` a question shows as before (one output; the ipywidgets box of
+:func:`answer_widget`, which a question finds as its ``quiz_box`` view, registered by the package
+root: see :func:`gradtrace.model.register_view`). Both boxes grade through :class:`Attempts`.
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ import html
 import re
 import secrets
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["QuizBox", "show_question", "register", "dead_note"]
+if TYPE_CHECKING:
+    from ..explain.quiz import Question
+
+__all__ = ["Attempts", "QuizBox", "answer_box", "answer_widget", "dead_note", "register", "show_question"]
 
 #: a cell that makes gradtrace available: ``import gradtrace``, ``from gradtrace ...``, ``%load_ext gradtrace``
 _SETUP = re.compile(r"^\s*(import gradtrace\b|from gradtrace\b|get_ipython\(\)\.run_line_magic\('load_ext', "
@@ -75,8 +80,6 @@ class _Box:
     """The answer box's behaviour, apart from the widget: what the kernel does with each message."""
 
     def __init__(self, question: Any) -> None:
-        from ..explain.quiz import Attempts
-
         self.attempts = Attempts(question)
 
     def answer(self, content: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -89,6 +92,97 @@ class _Box:
         if kind == "reveal":
             return {"result": self.attempts.reveal(), "revealable": False}, {"kind": "checked"}
         return {}, {"kind": "alive"}
+
+
+# --------------------------------------------------------------------------- the ipywidgets box
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+class Attempts:
+    """What a quiz box shows for each answer: a wrong one gets a hint and another try.
+
+    The answer is shown only when the learner gets it right or asks for it
+    (:meth:`reveal`). Submitting the same text twice in a row (Enter, then a
+    click on Check) counts once.
+    """
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+        self.tries = 0
+        self.solved = False
+        self._last: tuple[str, str] | None = None
+
+    def submit(self, text: str) -> str:
+        """The HTML to show for ``text``."""
+        given = str(text).strip()
+        if not given:
+            return "<div>Type an answer, then press Enter or Check.</div>"
+        if self._last is not None and self._last[0] == given:
+            return self._last[1]
+        verdict = self.question.check(given)
+        self.tries += 1
+        if verdict.correct:
+            self.solved = True
+            shown = verdict._html()
+        else:
+            tries = f"try {self.tries}" if self.tries > 1 else "first try"
+            hint = f"<div><b>Hint:</b> {html.escape(verdict.hint)}</div>" if verdict.hint else ""
+            shown = (f"<div><b style='color:#cf222e'>Not quite</b> ({tries}). {hint}"
+                     "<div>Change your answer and press Enter again, or press <i>Show answer</i>.</div></div>")
+        self._last = (given, shown)
+        return shown
+
+    def reveal(self) -> str:
+        """The answer with its explanation, as HTML."""
+        verdict = self.question.check(self.question.answer)
+        body = (f"<pre style='white-space:pre-wrap'>{html.escape(verdict.explanation)}</pre>"
+                if verdict.explanation else "")
+        return f"<div><b>Answer:</b> {html.escape(verdict.message)}{body}</div>"
+
+
+def answer_widget(question: Question) -> Any:
+    """ipywidgets: the prompt, a Text box (Enter submits), Check and Show answer buttons, the verdict."""
+    if not _in_kernel():
+        return None
+    try:
+        import ipywidgets as w
+    except ImportError:
+        return None
+    return answer_box(question, w)
+
+
+def answer_box(question: Question, w: Any) -> Any:
+    """The quiz's widgets, built with the ipywidgets module ``w`` (see :func:`_answer_box`)."""
+    attempts = Attempts(question)
+    prompt = w.HTML(f"<pre>{html.escape(question.prompt)}</pre>")
+    box = w.Text(placeholder="your answer, then Enter", description="Answer:", continuous_update=False)
+    check = w.Button(description="Check", button_style="primary")
+    show = w.Button(description="Show answer", layout=w.Layout(display="none"))
+    result = w.HTML()
+
+    def submit(_: Any = None) -> None:
+        result.value = attempts.submit(box.value)
+        show.layout.display = "none" if attempts.solved or not attempts.tries else None
+
+    def reveal(_: Any) -> None:
+        result.value = attempts.reveal()
+        show.layout.display = "none"
+
+    box.observe(submit, names="value")
+    check.on_click(submit)
+    show.on_click(reveal)
+    return w.VBox([prompt, w.HBox([box, check, show]), result])
+
+
+# --------------------------------------------------------------------------- the anywidget box
 
 
 @functools.cache
@@ -158,9 +252,7 @@ def show_question(question: Any) -> None:
     try:
         box = QuizBox(question, uid=uid)
     except ImportError:  # no anywidget: the plain ipywidgets box (no note hiding, but it answers)
-        from ..explain.quiz import Question
-
-        view = Question.widget(question)
+        view = answer_widget(question)
         if view is not None:
             display(view)
         return

@@ -22,6 +22,7 @@ from typing import Any
 
 from .._gc import paused_gc
 from ..model import (
+    DEFAULT_MAX_STEPS,
     SCHEMA_VERSION,
     Backward,
     Bind,
@@ -318,7 +319,7 @@ def trace_from_dict(doc: Any) -> Trace:
         error = doc.get("error")
         return Trace(source=doc["source"], filename=doc["filename"], steps=steps,
                      error=None if error is None else Error(error["type"], error["message"], error["lineno"]),
-                     steps_unrecorded=doc.get("steps_unrecorded", 0), max_steps=doc.get("max_steps", 1000),
+                     steps_unrecorded=doc.get("steps_unrecorded", 0), max_steps=doc.get("max_steps", DEFAULT_MAX_STEPS),
                      final=final)
     except TraceFormatError:
         raise
