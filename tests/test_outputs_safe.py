@@ -265,6 +265,11 @@ def test_a_name_longer_than_the_folder_allows(work, option):
     assert not ran(work)
 
 
+def test_a_script_name_longer_than_the_system_allows(work):
+    line = one_line(gradtrace("run", "s" * 300 + ".py", cwd=work))
+    assert "too long" in line and len(line) < 300
+
+
 def test_a_name_just_under_the_limit_is_written(work):
     name = "t" * 250 + ".json"  # a temporary name built from it would pass 255 bytes
     done = gradtrace("run", "s.py", "--json", name, cwd=work)

@@ -147,7 +147,11 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def read_script(path: str) -> tuple[str, str]:
     """The script's absolute path and source, decoded as Python would (UTF-8 unless a coding line says else)."""
     p = Path(path)
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except OSError as exc:  # a name longer than the system allows
+        raise UsageError(f"cannot run {outfile.short(path)}: {exc.strerror or exc}") from None
+    if not exists:
         raise UsageError(f"cannot run {path}: no such file")
     if p.is_dir():
         raise UsageError(f"cannot run {path}: it is a folder, not a Python script")
