@@ -344,3 +344,26 @@ def test_magic_failure_mid_write_leaves_no_temporary_file(shell, tmp_path, capsy
     shell.run_cell(f"%%gradtrace --no-widget --html {target}\na = 1\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert "Traceback" not in "".join(capsys.readouterr())
+
+
+# ---------------------------------------------------------------- the marks
+@pytest.mark.parametrize("kind, text", [("json", '{"schema": "gradtrace.trace"}'), ("json", "{}"),
+                                        ("html", "<!DOCTYPE html>\n<html><head><title>t</title></head></html>"),
+                                        ("svg", '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>'),
+                                        ("svg", "<svg/>")])
+def test_each_mark_is_valid_in_its_format_and_put_once(kind, text, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from gradtrace.outfile import is_ours, mark
+
+    marked = mark(kind, text)
+    assert mark(kind, marked) == marked and marked != text
+    if kind == "json":
+        assert {k: v for k, v in json.loads(marked).items() if k != "generator"} == json.loads(text)
+    if kind == "svg":
+        assert ET.fromstring(marked).tag == ET.fromstring(text).tag  # the declaration still comes first
+    (tmp_path / "f").write_text(marked)
+    (tmp_path / "g").write_text(text)
+    assert is_ours(tmp_path / "f") and not is_ours(tmp_path / "g")
+    (tmp_path / "link").symlink_to(tmp_path / "f")
+    assert not is_ours(tmp_path / "link")

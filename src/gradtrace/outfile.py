@@ -59,29 +59,34 @@ class Place:
 
 # ---------------------------------------------------------------- marks
 def mark(kind: str, text: str) -> str:
-    """``text`` (``kind``: ``"html"``, ``"json"`` or ``"svg"``) with gradtrace's mark near its start."""
+    """``text`` (``kind``: ``"html"``, ``"json"`` or ``"svg"``) with gradtrace's mark near its start (once)."""
     if kind == "json":
-        if text.startswith(JSON_MARK):
-            return text
-        if not text.startswith("{"):
-            raise ValueError("a JSON output must be an object")
-        rest = text[1:].lstrip()
-        return JSON_MARK + (rest if rest.startswith("}") else ", " + rest)
+        return _mark_json(text)
     if kind == "html":
-        return _insert_after(text, HTML_MARK, "<head>")
+        return _insert(text, HTML_MARK, after="<head>")
     if kind == "svg":
-        return _insert_after(text, SVG_MARK + "\n", "?>\n") if text.startswith("<?xml") else SVG_MARK + "\n" + text
+        return _insert(text, SVG_MARK + "\n", after="?>\n")  # after the XML declaration, which must come first
     raise ValueError(f"unknown output kind {kind!r}")
 
 
-def _insert_after(text: str, what: str, anchor: str) -> str:
+def _mark_json(text: str) -> str:
+    if text.startswith(JSON_MARK):
+        return text
+    if not text.startswith("{"):
+        raise ValueError("a JSON output must be an object")
+    rest = text[1:].lstrip()
+    return JSON_MARK + (rest if rest.startswith("}") else ", " + rest)
+
+
+def _insert(text: str, what: str, after: str) -> str:
+    """``what`` right after the first ``after`` near the start of ``text``, or first when there is none."""
     head = text[:MARK_WINDOW]
     if what.strip() in head:
         return text
-    at = head.lower().find(anchor)
+    at = head.lower().find(after)
     if at < 0:
-        return what + "\n" + text if not what.endswith("\n") else what + text
-    at += len(anchor)
+        return (what if what.endswith("\n") else what + "\n") + text
+    at += len(after)
     return text[:at] + what + text[at:]
 
 
