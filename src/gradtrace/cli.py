@@ -11,7 +11,8 @@ file in the same folder, then replace the target).
 
 Exit status: 0 the script ran; 1 the script raised (its traceback is printed as
 Python prints it, and the outputs still show the trace up to the error);
-2 a usage or file problem, found before the script runs; 3 gradtrace itself failed.
+2 a usage or file problem, found before the script runs (or after it, when the
+script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed.
 
 Outputs are written by :mod:`gradtrace.outfile`: an existing file is replaced only
 if gradtrace wrote it (or with ``--force``), a link or a special file never
