@@ -282,8 +282,8 @@ def test_bad_output_leaves_existing_outputs_alone(work):
 
 
 def test_existing_output_is_replaced_whole(work):
-    (work / "t.json").write_text("x" * 10_000_000)  # longer than the new trace
-    done = gradtrace("run", "forum.py", "--json", "t.json", cwd=work)
+    (work / "t.json").write_text("x" * 10_000_000)  # longer than the new trace; not gradtrace's: --force
+    done = gradtrace("run", "forum.py", "--json", "t.json", "--force", cwd=work)
     assert done.returncode == 0
     assert json.loads((work / "t.json").read_text())["grads"]["x"] == forum_grad()
 

@@ -13,7 +13,13 @@ file in the same folder, then replace the target).
 
 Exit status: 0 the script ran; 1 the script raised (its traceback is printed as
 Python prints it, and the outputs still show the trace up to the error);
-2 a usage or file problem, found before the script runs; 3 gradtrace itself failed.
+2 a usage or file problem, found before the script runs (or after it, when the
+script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed.
+
+Outputs are written by :mod:`gradtrace.outfile`: an existing file is replaced only
+if gradtrace wrote it (or with ``--force``), a link or a special file never
+(a FIFO, a terminal or ``/dev/stdout`` is written in place), and ``--svg`` removes
+only pictures gradtrace wrote.
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ import io
 import os
 import re
 import sys
-import tempfile
 import tokenize
 import traceback
 import types
@@ -33,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import outfile
 from .model import DEFAULT_MAX_STEPS
 from .run import learner_tb, learner_traceback, ours  # the runner's module imports no torch until code runs
 
@@ -65,6 +71,8 @@ examples:
 
 exit status: 0 the script ran, 1 the script raised (outputs are still written),
 2 bad command line or files, 3 gradtrace itself failed.
+
+An existing output file is replaced only if gradtrace wrote it, or with --force.
 """
 
 
@@ -107,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-steps", metavar="N", type=_positive_int, default=DEFAULT_MAX_STEPS,
                      help="record at most N steps; the rest of the script runs unrecorded "
                      f"(default {DEFAULT_MAX_STEPS})")
+    run.add_argument("--force", action="store_true",
+                     help="replace existing output files (and pictures) even if gradtrace did not write them")
     demo = sub.add_parser(
         "demo",
         help="trace the forum example (f = x**2 + x**3 at 42) into an HTML page and print its text trace",
@@ -114,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--out", metavar="DIR", default="gradtrace-demo",
                       help="folder for forum.html (default: ./gradtrace-demo)")
+    demo.add_argument("--force", action="store_true",
+                      help="replace DIR/forum.html even if gradtrace did not write it")
     return parser
 
 
@@ -139,7 +151,11 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def read_script(path: str) -> tuple[str, str]:
     """The script's absolute path and source, decoded as Python would (UTF-8 unless a coding line says else)."""
     p = Path(path)
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except OSError as exc:  # a name longer than the system allows
+        raise UsageError(f"cannot run {outfile.short(path)}: {exc.strerror or exc}") from None
+    if not exists:
         raise UsageError(f"cannot run {path}: no such file")
     if p.is_dir():
         raise UsageError(f"cannot run {path}: it is a folder, not a Python script")
@@ -191,80 +207,73 @@ class Output:
 
     path: Path
     shown: str  # as the user typed it, for messages
+    force: bool = False  # replace a file gradtrace did not write
 
     @property
     def key(self) -> Path:
         return self.path.resolve()
 
+    @property
+    def place(self) -> outfile.Place:
+        return outfile.Place(self.path, self.shown)
+
     def __str__(self) -> str:
         return self.shown
 
 
-def absolute(path: str) -> Output:
-    return Output(Path(os.path.abspath(path)), path)
+def absolute(path: str, force: bool = False) -> Output:
+    return Output(Path(os.path.abspath(path)), path, force)
 
 
-def check_output_file(path: str, script: str, example: str = "trace.html") -> Output:
+def check_output_file(path: str, script: str, example: str = "trace.html", force: bool = False) -> Output:
     """Fail now (before the script runs) if ``path`` cannot be written or would replace a program."""
-    out = absolute(path)
+    out = absolute(path, force)
     p = out.path
-    if p.is_dir():
-        raise UsageError(f"cannot write {path}: it is a folder; give a file name such as {Path(path) / example}")
-    if script and p.exists() and out.key == Path(script).resolve():
-        raise UsageError(f"cannot write {path}: that is the script itself")
-    if p.exists() and p.suffix.lower() in SOURCE_SUFFIXES:
-        raise UsageError(f"cannot write {path}: it is a {p.suffix} file, and gradtrace never writes over a "
-                         f"program or notebook; give a name such as {example}")
-    parent = p.parent
-    if not parent.is_dir():
-        raise UsageError(f"cannot write {path}: folder {Path(path).parent} does not exist")
-    _probe(parent, path)
-    if p.exists() and not os.access(p, os.W_OK):
-        raise UsageError(f"cannot write {path}: permission denied")
+    if os.path.lexists(p) and not p.is_dir():
+        if script and _same_file(p, Path(script)):
+            raise UsageError(f"cannot write {path}: that is the script itself")
+        if p.suffix.lower() in SOURCE_SUFFIXES:
+            raise UsageError(f"cannot write {path}: it is a {p.suffix} file, and gradtrace never writes over a "
+                             f"program or notebook; give a name such as {example}")
+    try:
+        outfile.check(p, path, force=force, example=example)
+    except outfile.Refused as exc:
+        raise UsageError(str(exc)) from None
     return out
 
 
-def check_output_dir(path: str, create: bool = True) -> Output:
-    out = absolute(path)
-    p = out.path
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"cannot write pictures to {path}: it is a file, not a folder")
-    if not create:
-        return out
+def _same_file(a: Path, b: Path) -> bool:
     try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def check_output_dir(path: str, create: bool = True, force: bool = False) -> Output:
+    out = absolute(path, force)
+    p = out.path
+    try:
+        if p.exists() and not p.is_dir():
+            raise UsageError(f"cannot write pictures to {path}: it is a file, not a folder")
+        if not create:
+            return out
         p.mkdir(parents=True, exist_ok=True)
+        outfile.check_folder(p, path)  # it takes new files
+    except outfile.Refused as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"cannot create folder {path}: {exc.strerror or exc}") from None
-    _probe(p, path)
+        raise UsageError(f"cannot create folder {outfile.short(path)}: {exc.strerror or exc}") from None
     return out
 
 
-def _probe(folder: Path, shown: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gradtrace-", suffix=".tmp")
-    except OSError as exc:
-        raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file next to ``path``, then rename it over ``path``."""
-    raw = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data  # no lone surrogate stops it
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def check_pictures(folder: Output) -> None:
+    """Refuse a ``--svg`` folder that holds ``step-NNNN.svg`` pictures gradtrace did not write (unless --force)."""
+    if folder.force or not folder.path.is_dir():
+        return
+    for entry in sorted(folder.path.iterdir()):
+        if SVG_NAME.match(entry.name) and not outfile.is_ours(entry):
+            raise UsageError(f"not writing pictures to {folder}: {entry.name} there was not written by gradtrace; "
+                             "choose another folder, or add --force to replace such pictures")
 
 
 # ---------------------------------------------------------------- running the script
@@ -464,6 +473,7 @@ SVG_NAME = re.compile(r"^step-\d{4,}\.svg$")
 def check_targets(args: argparse.Namespace, script: str) -> Targets:
     """Every usage problem with the outputs, found before anything runs or is created."""
     targets = Targets(text=bool(args.text))
+    force = bool(getattr(args, "force", False))
     named: dict[Path, str] = {}
 
     def claim(out: Output, option: str) -> None:
@@ -476,17 +486,18 @@ def check_targets(args: argparse.Namespace, script: str) -> Targets:
         value = getattr(args, option)
         if value is None:
             continue
-        out = check_output_file(value, script, f"trace.{option}")
+        out = check_output_file(value, script, f"trace.{option}", force)
         claim(out, option)
         setattr(targets, option, out)
     if args.svg is not None:
-        folder = check_output_dir(args.svg, create=False)
+        folder = check_output_dir(args.svg, create=False, force=force)
         claim(folder, "svg")
         for option, out in targets.files():
             if out.key.parent == folder.key and SVG_NAME.match(out.path.name):
                 raise UsageError(f"--{option} {out.shown} is inside the --svg folder under a picture's name; "
                                  "give another name")
-        targets.svg = check_output_dir(args.svg)  # all checks passed: create the folder now
+        check_pictures(folder)
+        targets.svg = check_output_dir(args.svg, force=force)  # all checks passed: create the folder now
     return targets
 
 
@@ -499,19 +510,19 @@ def check_sources(targets: Targets, sources: set[Path]) -> None:
 
 
 def write_outputs(trace: Any, targets: Targets) -> int:
-    """Write what was asked; returns 0, or the exit status for a failure of gradtrace's own."""
-    status = EXIT_OK
+    """Write what was asked; returns 0, or the exit status of the worst failure (2 refused, 3 failed)."""
+    status = [EXIT_OK]
     html, json_path, svg = targets.html, targets.json, targets.svg
     if targets.text:
-        status |= _guard("the text trace", lambda: _print_text(trace))
+        status.append(_guard("the text trace", lambda: _print_text(trace)))
     if json_path is not None:
-        status |= _guard(f"{json_path}", lambda: _write_json(trace, json_path))
+        status.append(_guard(f"{json_path}", lambda: _write_json(trace, json_path)))
     if svg is not None:
-        status |= _write_svgs(trace, svg)
+        status.append(_write_svgs(trace, svg))
     if html is not None:
-        status |= _guard(f"{html}", lambda: _write_html(trace, html),
-                         f"{html} not written (its pictures need a layout binary)")
-    return EXIT_INTERNAL if status else EXIT_OK
+        status.append(_guard(f"{html}", lambda: _write_html(trace, html),
+                             f"{html} not written (its pictures need a layout binary)"))
+    return max(status)
 
 
 def _guard(what: str, action: Callable[[], None], no_layout: str = "") -> int:
@@ -521,13 +532,16 @@ def _guard(what: str, action: Callable[[], None], no_layout: str = "") -> int:
         action()
     except LayoutError as exc:
         say(f"{no_layout or what + ' not written'}: {exc}")
+    except outfile.Refused as exc:  # the file changed while the script ran
+        say(str(exc))
+        return EXIT_USAGE
     except OSError as exc:
         say(f"cannot write {what}: {exc.strerror or exc}")
-        return 1
+        return EXIT_INTERNAL
     except Exception as exc:  # gradtrace's own bug: one line, never a traceback
         say(f"internal error while making {what}: {type(exc).__name__}: {exc} (please report this)")
-        return 1
-    return 0
+        return EXIT_INTERNAL
+    return EXIT_OK
 
 
 def _print_text(trace: Any) -> None:
@@ -547,14 +561,14 @@ def _print_text(trace: Any) -> None:
 def _write_json(trace: Any, path: Output) -> None:
     from .render.json import trace_json
 
-    write_atomic(path.path, trace_json(trace))
+    outfile.write(path.place, "json", trace_json(trace), force=path.force)
     say(f"wrote {path}")
 
 
 def _write_html(trace: Any, path: Output) -> None:
     from .render.film import trace_html
 
-    write_atomic(path.path, str(trace_html(trace)))
+    outfile.write(path.place, "html", str(trace_html(trace)), force=path.force)
     say(f"wrote {path} (open it in a browser)")
 
 
@@ -571,7 +585,10 @@ def svg_pictures(trace: Any) -> Iterator[tuple[str, str]]:
 
 
 def _write_svgs(trace: Any, folder: Output) -> int:
-    """One picture per step; pictures another run left in the folder are removed. Says what was written."""
+    """One picture per step; pictures an earlier run of gradtrace left in the folder are removed.
+
+    Says what was written; returns 0, 2 (a picture refused) or 3 (writing failed).
+    """
     from .render.svg import LayoutError, dot_to_svg
 
     total = len(trace.steps)
@@ -585,35 +602,37 @@ def _write_svgs(trace: Any, folder: Output) -> int:
             svg = layouts.get(dot)
             if svg is None:
                 svg = layouts[dot] = dot_to_svg(dot)
-            write_atomic(folder.path / name, svg)
+            place = outfile.Place(folder.path / name, f"{shown}{name}")
+            outfile.write(place, "svg", svg, force=folder.force)
             written.add(name)
     except LayoutError as exc:
         problem = f"{exc}"
+    except outfile.Refused as exc:
+        problem, status = f"{exc}", EXIT_USAGE
     except OSError as exc:
-        problem, status = f"cannot write: {exc.strerror or exc}", 1
+        problem, status = f"cannot write: {exc.strerror or exc}", EXIT_INTERNAL
     except Exception as exc:  # gradtrace's own bug: one line, never a traceback
-        problem, status = f"internal error: {type(exc).__name__}: {exc} (please report this)", 1
+        problem, status = f"internal error: {type(exc).__name__}: {exc} (please report this)", EXIT_INTERNAL
     stale = _remove_old_pictures(folder.path, written) if not problem else 0
     if not written:
         say(f"no SVG pictures written to {shown}: {problem}" if problem else f"no steps to draw in {shown}")
     elif problem:
         say(f"wrote {len(written)} of {total} pictures to {shown}; the rest were not written: {problem}")
     else:
-        removed = f" (removed {stale} older pictures of another run)" if stale else ""
+        removed = f" (removed {stale} older pictures gradtrace wrote before)" if stale else ""
         say(f"wrote {len(written)} pictures to {shown}{removed}")
     return status
 
 
 def _remove_old_pictures(folder: Path, keep: set[str]) -> int:
-    """Remove ``step-NNNN.svg`` files this run did not write; nothing else in the folder is touched."""
+    """Remove ``step-NNNN.svg`` pictures gradtrace wrote before (they carry its mark) that this run did not.
+
+    Nothing else in the folder is touched: not another file, not a picture without the mark.
+    """
     removed = 0
     for entry in folder.iterdir():
-        if SVG_NAME.match(entry.name) and entry.name not in keep and entry.is_file() and not entry.is_symlink():
-            try:
-                entry.unlink()
-                removed += 1
-            except OSError:
-                continue
+        if SVG_NAME.match(entry.name) and entry.name not in keep and outfile.remove_own(entry):
+            removed += 1
     return removed
 
 
@@ -657,7 +676,7 @@ def command_demo(args: argparse.Namespace) -> int:
     import gradtrace
 
     check_output_dir(args.out)
-    target = check_output_file(os.path.join(args.out, "forum.html"), "")
+    target = check_output_file(os.path.join(args.out, "forum.html"), "", force=args.force)
     out = io.StringIO()
     saved_stdout = sys.stdout
     sys.stdout = out  # the example's own print(x.grad) goes after the text trace

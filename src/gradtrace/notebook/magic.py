@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -37,6 +38,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .. import outfile
 from ..model import DEFAULT_MAX_STEPS, Trace
 from ..run import learner_tb
 
@@ -69,65 +71,39 @@ class _Shown:
 
 
 #: what every stepper page gradtrace writes carries near its start (see :func:`ours`)
-PAGE_MARK = '<meta name="generator" content="gradtrace">'
-_MARK_WINDOW = 4096
+PAGE_MARK = outfile.HTML_MARK
 
 
 def ours(path: str) -> bool:
-    """True when ``path`` is a page gradtrace wrote (its generator mark is in its first bytes)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_MARK_WINDOW)
-    except OSError:
-        return False
-    return PAGE_MARK.encode("ascii") in head
+    """True when ``path`` is a regular file gradtrace wrote (it carries gradtrace's mark near its start)."""
+    return outfile.is_ours(path)
 
 
 def html_refusal(path: str, force: bool) -> str | None:
     """Why ``--html path`` must not write (a one-line message), or None when it may."""
-    if os.path.isdir(path):
-        return f"gradtrace: --html {path} is a folder; give a file name such as {os.path.join(path, 'trace.html')}"
-    if os.path.exists(path) and not force and not ours(path):
-        return (f"gradtrace: not writing {path}: it exists and gradtrace did not write it; "
-                "choose another name, or add --force to replace it")
+    try:
+        outfile.check(path, force=force, example="trace.html")
+    except outfile.Refused as exc:
+        return f"gradtrace: {exc}"
     return None
 
 
-def _marked(page: str) -> str:
-    """``page`` with the generator mark right after its ``<head>`` (once)."""
-    if PAGE_MARK in page[:_MARK_WINDOW]:
-        return page
-    lower = page[:_MARK_WINDOW].lower()
-    at = lower.find("<head>")
-    if at >= 0:
-        at += len("<head>")
-        return page[:at] + PAGE_MARK + page[at:]
-    return PAGE_MARK + "\n" + page
-
-
 def _write_html(trace: Trace, path: str, force: bool = False) -> None:
-    refusal = html_refusal(path, force)
-    if refusal is not None:  # checked again: the cell may have made the file meanwhile
-        print(refusal)
-        return
+    """Write the stepper page through :mod:`gradtrace.outfile` (checked again: the cell may have made the file)."""
     try:
         from ..render.film import trace_html
 
-        page = _marked(str(trace_html(trace)))
+        page = str(trace_html(trace))
     except Exception as exc:
         print(f"gradtrace: could not write {path}: {exc}")
         return
-    tmp = f"{path}.gradtrace-{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, path)
+        outfile.write(outfile.Place(Path(path), path), "html", page, force=force)
+    except outfile.Refused as exc:
+        print(f"gradtrace: {exc}")
+        return
     except OSError as exc:
-        print(f"gradtrace: could not write {path}: {exc}")
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        print(f"gradtrace: could not write {path}: {exc.strerror or exc}")
         return
     print(f"gradtrace: wrote the stepper page to {path}")
 

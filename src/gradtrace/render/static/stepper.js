@@ -64,7 +64,8 @@ function parseSvg(text) {
   const svg = doc.documentElement;
   if (!svg || svg.localName !== "svg" || svg.namespaceURI !== SVG_NS) return null;
   if (doc.getElementsByTagName("parsererror").length) return null;
-  for (const el of Array.from(svg.querySelectorAll("*"))) {
+  // the root too: an onload on <svg> itself runs where the page has no CSP (JupyterLab)
+  for (const el of [svg, ...Array.from(svg.querySelectorAll("*"))]) {
     if (!DRAWING.has(el.localName) || el.namespaceURI !== SVG_NS) {
       el.remove();
       continue;
