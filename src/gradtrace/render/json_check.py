@@ -25,7 +25,8 @@ class TraceFormatError(ValueError):
     """The document is not a gradtrace trace this version can read; the message says why."""
 
 
-Check = Callable[[Any, str], None]
+Where = Any  # the text at the top, or (outer place, "." / "[" / " key", key or index)
+Check = Callable[[Any, Where], None]
 
 #: deepest nest of lists a summary's ``values`` may have (a tensor of that many dimensions)
 MAX_VALUE_DEPTH = 64
@@ -34,10 +35,18 @@ _NODE_ID = re.compile(r"n[0-9]+\Z")
 _NUMBER_WORDS = frozenset({"nan", "inf", "-inf"})
 
 
-def damaged(where: str, what: str) -> TraceFormatError:
-    """The one-line error for a damaged field."""
+def damaged(where: Where, what: str) -> TraceFormatError:
+    """The one-line error for a damaged field (``where`` is spelled out only now: the checks pass it unbuilt)."""
     what = what.replace("\n", " ")
-    return TraceFormatError(f"a damaged gradtrace trace: {where} {what}; save it again with Trace.to_json()")
+    return TraceFormatError(f"a damaged gradtrace trace: {_place(where)} {what}; save it again with Trace.to_json()")
+
+
+def _place(where: Where) -> str:
+    parts = []
+    while isinstance(where, tuple):
+        where, how, key = where
+        parts.append(f".{key}" if how == "." else f"[{key!r}]" if how == "[" else how)
+    return str(where) + "".join(reversed(parts))
 
 
 def _shown(value: Any) -> str:
@@ -48,36 +57,36 @@ def _shown(value: Any) -> str:
 # ---------------------------------------------------------------- field checks
 
 
-def string(value: Any, where: str) -> None:
+def string(value: Any, where: Where) -> None:
     if not isinstance(value, str):
         raise damaged(where, f"should be a string, not {_shown(value)}")
 
 
-def integer(value: Any, where: str) -> None:
+def integer(value: Any, where: Where) -> None:
     if type(value) is not int:
         raise damaged(where, f"should be a whole number, not {_shown(value)}")
 
 
-def count(value: Any, where: str) -> None:
+def count(value: Any, where: Where) -> None:
     integer(value, where)
     if value < 0:
         raise damaged(where, f"should not be negative, not {value}")
 
 
-def flag(value: Any, where: str) -> None:
+def flag(value: Any, where: Where) -> None:
     if not isinstance(value, bool):
         raise damaged(where, f"should be true or false, not {_shown(value)}")
 
 
 def optional(check: Check) -> Check:
-    def maybe(value: Any, where: str) -> None:
+    def maybe(value: Any, where: Where) -> None:
         if value is not None:
             check(value, where)
     return maybe
 
 
 def ident(pattern: re.Pattern[str], what: str) -> Check:
-    def check(value: Any, where: str) -> None:
+    def check(value: Any, where: Where) -> None:
         if not isinstance(value, str) or not pattern.match(value):
             raise damaged(where, f"should be {what}, not {_shown(value)}")
     return check
@@ -88,52 +97,52 @@ node_id = ident(_NODE_ID, "a node id (n1, n2, ...)")
 
 
 def one_of(*words: str) -> Check:
-    def check(value: Any, where: str) -> None:
+    def check(value: Any, where: Where) -> None:
         if value not in words or not isinstance(value, str):
             raise damaged(where, f"should be one of {', '.join(words)}, not {_shown(value)}")
     return check
 
 
 def list_of(check: Check) -> Check:
-    def each(value: Any, where: str) -> None:
+    def each(value: Any, where: Where) -> None:
         if not isinstance(value, list):
             raise damaged(where, f"should be a list, not {_shown(value)}")
         for i, item in enumerate(value):
-            check(item, f"{where}[{i}]")
+            check(item, (where, "[", i))
     return each
 
 
 def pair_of(first: Check, second: Check) -> Check:
-    def pair(value: Any, where: str) -> None:
+    def pair(value: Any, where: Where) -> None:
         if not isinstance(value, list) or len(value) != 2:
             raise damaged(where, f"should be a pair [a, b], not {_shown(value)}")
-        first(value[0], f"{where}[0]")
-        second(value[1], f"{where}[1]")
+        first(value[0], (where, "[", 0))
+        second(value[1], (where, "[", 1))
     return pair
 
 
 def record(required: Mapping[str, Check], optional_keys: Mapping[str, Check] | None = None) -> Check:
     """An object with the ``required`` keys and maybe the ``optional_keys``, each checked; other keys are ignored."""
-    def check(value: Any, where: str) -> None:
+    def check(value: Any, where: Where) -> None:
         if not isinstance(value, dict):
             raise damaged(where, f"should be an object, not {_shown(value)}")
         for key, inner in required.items():
             if key not in value:
                 raise damaged(where, f"has no {key!r}")
-            inner(value[key], f"{where}.{key}")
+            inner(value[key], (where, ".", key))
         for key, inner in (optional_keys or {}).items():
             if key in value:
-                inner(value[key], f"{where}.{key}")
+                inner(value[key], (where, ".", key))
     return check
 
 
 def mapping(key: Check, inner: Check) -> Check:
-    def check(value: Any, where: str) -> None:
+    def check(value: Any, where: Where) -> None:
         if not isinstance(value, dict):
             raise damaged(where, f"should be an object, not {_shown(value)}")
         for k, v in value.items():
-            key(k, f"{where} key")
-            inner(v, f"{where}[{k!r}]")
+            key(k, (where, " key", None))
+            inner(v, (where, "[", k))
     return check
 
 
@@ -154,7 +163,7 @@ def _scalar(value: Any) -> bool:
     return True
 
 
-def values(value: Any, where: str) -> None:
+def values(value: Any, where: Where) -> None:
     """A number, or nested lists of numbers no deeper than :data:`MAX_VALUE_DEPTH` (walked without recursion)."""
     todo = [(value, 0)]
     while todo:
@@ -167,7 +176,7 @@ def values(value: Any, where: str) -> None:
             raise damaged(where, f"should hold numbers, not {_shown(item)}")
 
 
-def _stats(value: Any, where: str) -> None:
+def _stats(value: Any, where: Where) -> None:
     if not isinstance(value, list) or len(value) != 3 or not all(_scalar(v) and not isinstance(v, list)
                                                                   for v in value):
         raise damaged(where, f"should be [min, mean, max], not {_shown(value)}")
@@ -222,7 +231,7 @@ EVENTS: dict[str, Check] = {
 }
 
 
-def event(value: Any, where: str) -> None:
+def event(value: Any, where: Where) -> None:
     kind = value.get("kind") if isinstance(value, dict) else None
     if not isinstance(kind, str) or kind not in EVENTS:
         raise damaged(where, f"should be an event whose kind is one of {', '.join(EVENTS)}, not {_shown(value)}")
@@ -234,18 +243,26 @@ prediction = record({"root": string, "node": node_id, "saved": string, "tensor":
 
 
 def rows(table: list[Any], id_of: Check) -> Check:
-    """Row numbers into ``table`` (a negative one would read from its end), each row of the id it is filed under."""
-    def check(value: Any, where: str) -> None:
+    """Row numbers into ``table`` (a negative one would read from its end), each row of the id it is filed under.
+
+    The table's rows are checked first, so a row of the right id also vouches for the id's form."""
+    ids = [r["id"] for r in table]
+
+    def check(value: Any, where: Where) -> None:
         if not isinstance(value, dict):
             raise damaged(where, f"should be an object, not {_shown(value)}")
         for key, row in value.items():
-            id_of(key, f"{where} key")
-            integer(row, f"{where}[{key!r}]")
-            if not 0 <= row < len(table):
-                raise damaged(f"{where}[{key!r}]", f"is row {row}, outside the table's rows 0 to {len(table) - 1}")
-            if table[row]["id"] != key:
-                raise damaged(f"{where}[{key!r}]", f"is row {row}, the row of {table[row]['id']}")
+            if type(row) is not int or not 0 <= row < len(ids) or ids[row] != key:
+                _bad_row(key, row, ids, id_of, where)
     return check
+
+
+def _bad_row(key: Any, row: Any, ids: list[str], id_of: Check, where: Where) -> None:
+    id_of(key, (where, " key", None))
+    integer(row, (where, "[", key))
+    if not 0 <= row < len(ids):
+        raise damaged((where, "[", key), f"is row {row}, outside the table's rows 0 to {len(ids) - 1}")
+    raise damaged((where, "[", key), f"is row {row}, the row of {ids[row]}")
 
 
 def step(doc: dict[str, Any]) -> Check:
