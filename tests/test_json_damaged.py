@@ -19,11 +19,9 @@ from json_mutants import mutants
 from gradtrace import trace_code
 from gradtrace.cli import svg_pictures
 from gradtrace.model import Trace
-from gradtrace.render.dot import graph_dot
-from gradtrace.render.html import trace_html
+from gradtrace.render import graph_dot, trace_html, trace_text
 from gradtrace.render.json import TraceFormatError, trace_dict, trace_from_dict, trace_from_json, trace_json
 from gradtrace.render.svg import dot_to_svg
-from gradtrace.render.text import trace_text
 
 from programs import INPLACE_STALE, SEEDS
 
