@@ -46,7 +46,9 @@ def _place(where: Where) -> str:
     while isinstance(where, tuple):
         where, how, key = where
         parts.append(f".{key}" if how == "." else f"[{key!r}]" if how == "[" else how)
-    return str(where) + "".join(reversed(parts))
+    if not parts:
+        return str(where)
+    return "".join(reversed(parts)).lstrip(".")  # steps[3].tensors['t1']: a place inside the document
 
 
 def _shown(value: Any) -> str:
