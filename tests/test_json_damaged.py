@@ -173,3 +173,10 @@ def test_a_gradient_of_the_wrong_length_in_the_reverse_pass_renders(documents):
     sent = next(f["grad_out"][0] for f in backward["flow"] if len(f["grad_out"]) == 2 and all(f["grad_out"]))
     del sent["values"][-1]  # a flow's gradients have no shape in the document: the reader cannot tell
     render_all(trace_from_dict(doc), svg=False)
+
+
+def test_ragged_values_are_refused(documents):
+    doc = json.loads(json.dumps(documents[1]))  # x = [1., 2., 3.]: its rows hold lists
+    row = next(r for r in doc["tensors"] if isinstance(r["value"]["values"], list))
+    row["value"]["values"] = [row["value"]["values"], [1.0]]  # a 2 x 3 tensor whose second row lost two
+    assert "should hold nested lists of shape (2, 3)" in _refusal(doc)

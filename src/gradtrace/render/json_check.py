@@ -166,16 +166,29 @@ def _scalar(value: Any) -> bool:
 
 
 def values(value: Any, where: Where) -> None:
-    """A number, or nested lists of numbers no deeper than :data:`MAX_VALUE_DEPTH` (walked without recursion)."""
+    """A number, or a tensor's nested lists of numbers: every list at one depth as long as the first, no deeper
+    than :data:`MAX_VALUE_DEPTH` (walked without recursion)."""
+    shape = _first_shape(value, where)
     todo = [(value, 0)]
     while todo:
         item, depth = todo.pop()
-        if isinstance(item, list):
-            if depth >= MAX_VALUE_DEPTH:
-                raise damaged(where, f"nests lists deeper than {MAX_VALUE_DEPTH}")
+        if depth < len(shape):
+            if not isinstance(item, list) or len(item) != shape[depth]:
+                raise damaged(where, f"should hold nested lists of shape {tuple(shape)}, not {_shown(item)} inside")
             todo.extend((v, depth + 1) for v in item)
         elif not _scalar(item):
             raise damaged(where, f"should hold numbers, not {_shown(item)}")
+
+
+def _first_shape(value: Any, where: Where) -> list[int]:
+    """The lengths of the first list at each depth (a tensor's shape, when the lists are a tensor's values)."""
+    shape: list[int] = []
+    while isinstance(value, list):
+        if len(shape) >= MAX_VALUE_DEPTH:
+            raise damaged(where, f"nests lists deeper than {MAX_VALUE_DEPTH}")
+        shape.append(len(value))
+        value = value[0] if value else None
+    return shape
 
 
 def _stats(value: Any, where: Where) -> None:
