@@ -48,9 +48,24 @@ n = m ** 2
 m.add_(1)
 n.sum().backward()
 """
+#: outputs of one node (unbind), complex numbers, a sparse tensor, a hook and a loop
+ODD = """\
+import torch
+h = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+a, b = (h * 2).unbind(0)
+z = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+s = torch.eye(3).to_sparse()
+k = (a * b).sum()
+k.register_hook(lambda g: g * 2)
+for i in range(2):
+    k = torch.tanh(k)
+k.backward()
+q = (z * z.conj()).real.sum()
+q.backward()
+"""
 PROGRAMS = {"forum": SEEDS["forum_original"], "vector": SEEDS["blog_vector"], "whatif2": SEEDS["whatif2"],
-            "stale": INPLACE_STALE, "mixed": MIXED}
-MUTANTS = 400
+            "stale": INPLACE_STALE, "mixed": MIXED, "odd": ODD}
+MUTANTS = 480
 
 
 @pytest.fixture(scope="module")
