@@ -46,6 +46,7 @@ from ..model import (
     Unbind,
     Untracked,
 )
+from .json_check import TraceFormatError, check_document
 
 __all__ = ["plain", "summary_dict", "trace_dict", "trace_from_dict", "trace_from_json", "trace_json", "SCHEMA"]
 
@@ -202,10 +203,6 @@ def trace_json(trace: Trace, *, indent: int | None = None) -> str:
 # ---------------------------------------------------------------- reading
 
 
-class TraceFormatError(ValueError):
-    """The document is not a gradtrace trace this version can read; the message says why."""
-
-
 _NUMBER_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -311,6 +308,7 @@ def trace_from_dict(doc: Any) -> Trace:
     if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
         raise TraceFormatError(f"gradtrace trace version {version!r} cannot be read by this gradtrace "
                                f"(it reads versions 1 to {SCHEMA_VERSION}); upgrade gradtrace")
+    check_document(doc)
     try:
         tensors = [_tensor_info(t) for t in doc["tensors"]]
         nodes = [_node_info(n) for n in doc["nodes"]]
@@ -332,6 +330,9 @@ def trace_from_json(text: str | bytes) -> Trace:
     """A :class:`Trace` from the JSON text :func:`trace_json` (``Trace.to_json()``) wrote."""
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise TraceFormatError("not a gradtrace trace: its JSON nests too deeply to read; "
+                               "save it again with Trace.to_json()") from None
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
         raise TraceFormatError(f"not JSON: {exc}") from None
     return trace_from_dict(doc)
