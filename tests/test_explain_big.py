@@ -87,3 +87,15 @@ def test_a_big_tensor_shows_pytorchs_figures():
     leaf = next(line for line in text.splitlines() if line.strip().startswith("x.grad ="))
     assert f"min {fmt_number(x.grad.min().item())}" in leaf and f"max {fmt_number(x.grad.max().item())}" in leaf
     assert "grad_self: the (100000,) result is too large to write out" in text
+
+
+def test_the_bound_stops_only_arrays_beyond_it():
+    one = _arith.Arr.of([2.5], "float32")
+    with _arith.bounded(16):
+        assert one.expand((16,)).data == [2.5] * 16
+        with pytest.raises(_arith.TooLarge) as big:
+            one.expand((4, 5))
+        assert big.value.shape == (4, 5)
+        with pytest.raises(_arith.TooLarge):
+            _arith.zeros((17,), "float32")
+    assert _arith.zeros((17,), "float32").numel() == 17  # no bound outside
