@@ -22,6 +22,8 @@ g. any step's picture of big graphs, folded: fold + DOT + layout; ``gradtrace.sh
    built by plain code
 h. the film's Python per step
 i. real models: tracing one training step vs plain, any step's picture, HTML size, peak RSS, torchview
+j. the reverse pass explained in numbers at scale: the page (``gradtrace run --html``) of one elementwise op over
+   10⁵, 10⁶ and 10⁷ elements and of an MLP step with an L2 term on a 784×256 weight, vs running it plain
 
 Under Python 3.12 (``PYTHONPATH=src python3.12 benchmarks/run.py``) the same rows run; the goals summary
 at the top of RESULTS.md puts each Python's last full run side by side. ``--only NAME ...`` runs a few
@@ -494,6 +496,28 @@ def bench_models(reps: int, models: dict[str, workloads.RealModel], missing: lis
     return rows
 
 
+def bench_explain_scale(reps: int, sizes: tuple[int, ...] = (100_000, 1_000_000, 10_000_000)) -> list[Row]:
+    """The page of a program whose reverse pass has big gradients made from a few numbers (a sum's, a mean's),
+    against the program run plain: the explained arithmetic must not grow with the tensors' size."""
+    from gradtrace.render.film import trace_html
+
+    cases = [(f"elementwise op, {n:,} elements", workloads.elementwise_source(n)) for n in sizes]
+    cases.append(("MLP step with an L2 term on a 784×256 weight", workloads.l2_mlp_source()))
+    rows = []
+    for name, source in cases:
+        code = compile(source, "<plain>", "exec")
+        start = time.process_time()
+        trace = gradtrace.trace_code(source, {})
+        trace_s = time.process_time() - start
+        t = interleaved({"plain": lambda c=code: exec(c, {}), "page": lambda tr=trace: trace_html(tr)},
+                        reps, cpu_with_children)
+        rows.append((f"j. explain at scale, {name}", f"plain run {t['plain'] * 1e3:.0f} ms, trace "
+                     f"{trace_s * 1e3:.0f} ms, page {t['page'] * 1e3:.0f} ms (CPU incl. dot)",
+                     f"{t['page'] / t['plain']:.2f}×", "reported"))
+        del trace
+    return rows
+
+
 def bench_torchview(name: str, real: workloads.RealModel, reps: int) -> list[Row]:
     """torchview's draw_graph (its own forward under module hooks) vs a forward pass plus gradtrace.make_dot."""
     try:
@@ -554,7 +578,7 @@ def main() -> None:
         "chain_steps": bench_chain_steps, "recursion": bench_recursion, "still": bench_still,
         "cold": lambda: bench_cold(fresh), "scaling": lambda: bench_scaling(reps),
         "chain": lambda: bench_chain(args.chain), "film": bench_film,
-        "memory": lambda: bench_memory(max(3, reps // 3))}
+        "memory": lambda: bench_memory(max(3, reps // 3)), "explain_scale": lambda: bench_explain_scale(reps // 3)}
     unknown = set(args.only) - set(benches)
     if unknown:
         parser.error(f"unknown benchmark {', '.join(sorted(unknown))}: choose from {', '.join(benches)}")

@@ -13,8 +13,9 @@ import torch
 from torch import nn
 
 __all__ = [
-    "VISION", "RealModel", "ResNet50", "ResNetLike", "backward_nodes", "chain_loss", "chain_source", "mlp_source",
-    "real_models", "recursion_source", "resnet50_source", "resnet_loss", "still_source", "wide_loss", "wide_source",
+    "VISION", "RealModel", "ResNet50", "ResNetLike", "backward_nodes", "chain_loss", "chain_source",
+    "elementwise_source", "l2_mlp_source", "mlp_source", "real_models", "recursion_source", "resnet50_source",
+    "resnet_loss", "still_source", "wide_loss", "wide_source",
 ]
 
 
@@ -87,6 +88,34 @@ for i in range({iterations}):
     loss = torch.nn.functional.mse_loss(pred, y)
     loss.backward()
     opt.step()
+"""
+
+
+def elementwise_source(n: int) -> str:
+    """One elementwise op over ``n`` elements, summed, then ``backward()``: the reverse pass explained in numbers
+    has a sum's gradient of ``n`` elements made from one number."""
+    return f"""\
+import torch
+torch.manual_seed(0)
+x = torch.rand({n}, requires_grad=True)
+y = (x * 2).sin().sum()
+y.backward()
+"""
+
+
+def l2_mlp_source() -> str:
+    """One training step of a 784-256-10 MLP whose loss has an L2 term on its 784x256 weight."""
+    return """\
+import torch
+torch.manual_seed(0)
+x = torch.rand(64, 784)
+t = torch.randint(0, 10, (64,))
+w1 = torch.randn(784, 256, requires_grad=True)
+w2 = torch.randn(256, 10, requires_grad=True)
+h = (x @ w1).relu()
+out = h @ w2
+loss = torch.nn.functional.cross_entropy(out, t) + 1e-4 * (w1 ** 2).sum()
+loss.backward()
 """
 
 

@@ -16,9 +16,11 @@ only checks that the formula gives it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 Number = float | int | bool
@@ -31,6 +33,36 @@ _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "fl
 REDUCED = frozenset({"float16", "bfloat16"})
 #: How many units in the last place an inexact result may differ from PyTorch's.
 ULPS = 8
+
+
+#: the most elements an array may be given here (None: no bound); see :func:`bounded`
+_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("gradtrace_arith_limit", default=None)
+
+
+class TooLarge(Exception):
+    """An array of more elements than the bound in force was about to be made (see :func:`bounded`)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        super().__init__(f"a {shape} array is beyond the bound")
+        self.shape = shape
+
+
+@contextlib.contextmanager
+def bounded(limit: int) -> Iterator[None]:
+    """Within it, making an array of more than ``limit`` elements by copying or filling (``expand``,
+    ``full``, ``zeros``) raises :class:`TooLarge` before any element is computed: a figure too large to be
+    written out costs nothing to find out, whatever its size (the values of such an array are never shown)."""
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def _within_bound(shape: Sequence[int]) -> None:
+    limit = _LIMIT.get()
+    if limit is not None and math.prod(shape) > limit:
+        raise TooLarge(tuple(shape))
 
 
 def _f32(v: float) -> float:
@@ -188,6 +220,7 @@ class Arr:
 
     @staticmethod
     def full(shape: Sequence[int], value: Number, dtype: str) -> Arr:
+        _within_bound(shape)
         return Arr([rounder(dtype)(value)] * math.prod(shape), tuple(shape), dtype)
 
     def like(self, data: list[Any], dtype: str | None = None, exact: bool | None = None,
@@ -408,6 +441,7 @@ class Arr:
 
     def expand(self, shape: Sequence[int]) -> Arr:
         shape = tuple(self.shape[i - (len(shape) - self.dim())] if d == -1 else d for i, d in enumerate(shape))
+        _within_bound(shape)
         out, ia, _ = _broadcast(self.shape, shape)
         if out != tuple(shape):
             raise ValueError(f"cannot expand {self.shape} to {tuple(shape)}")

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..model import NodeInfo
 from . import _kernels as K
-from ._arith import Arr, agree, dtype_of, is_float, where, zeros
+from ._arith import Arr, TooLarge, agree, bounded, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
 from ._numbers import MAX_ELEMENTS, fmt_number, fmt_power, fmt_values, same_values
 
@@ -542,7 +542,8 @@ def _indices(e: Env) -> list[Tensor]:
 
 
 def _index(e: Env) -> Tensor:
-    return zeros(e.sizes(), e.g.dtype).index_put_accumulate(_indices(e), e.g)
+    indices = _indices(e)  # read first: a missing index tensor is said before a result too large to write out
+    return zeros(e.sizes(), e.g.dtype).index_put_accumulate(indices, e.g)
 
 
 _add("SelectBackward0", "out = self[index] (one position along dim)",
@@ -1042,17 +1043,36 @@ def _fill_parts(formula: Formula, env: Env, node: NodeInfo, wanted: list[int],
     return Filled(node.id, node.name, True, tuple(parts), "; ".join(notes) or None)
 
 
-def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any) -> FilledPart:
+def _grad_of(formula: Formula, rule: Rule, env: Env, index: int) -> Tensor:
     if rule.input == "tensors[i]":
-        many = _cat_part if formula.name == "CatBackward0" else _stack_part
-        value = many(env, index)
-        expr = formula.exprs[rule.input](env)
+        return (_cat_part if formula.name == "CatBackward0" else _stack_part)(env, index)
+    return formula.grads[rule.input](env)
+
+
+def _too_large(formula: Formula, rule: Rule, env: Env, index: int) -> Tensor | None:
+    """The gradient of input ``index``, or None when it has more elements than can be written out: the figures
+    of such a gradient are never shown, so they are not computed (made from a few numbers by ``expand`` or
+    ``zeros``, it would cost Python time in proportion to its size)."""
+    try:
+        with bounded(MAX_ELEMENTS):
+            return _grad_of(formula, rule, env, index)
+    except TooLarge:
+        shape = env.shape(index)
+        if shape is None or math.prod(shape) <= MAX_ELEMENTS:  # its own shape unknown, or summed down to a few
+            return _grad_of(formula, rule, env, index)
+        return None
+
+
+def _fill_one(formula: Formula, rule: Rule, env: Env, index: int, recorded: Any) -> FilledPart:
+    value = _too_large(formula, rule, env, index)
+    expr = formula.exprs[rule.input](env)
+    if rule.input == "tensors[i]":
         expr = expr.replace("block", f"block {index}").replace("slice", f"slice {index}")
         label = f"tensors[{index}]"
     else:
-        value = formula.grads[rule.input](env)
-        expr = formula.exprs[rule.input](env)
         label = rule.input
+    if value is None:
+        raise Unavailable(f"the {tuple(env.shape(index) or ())} result is too large to write out")
     expr, _, note = expr.partition(NOTE)
     note = note[:-1] if note.endswith(")") else note
     summed = _sum_to(env, value, index)
