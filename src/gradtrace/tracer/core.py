@@ -7,7 +7,7 @@ without gradtrace; the run driver (:mod:`.driver`: ``sys.monitoring`` on Python
 3.12+, ``sys.settrace`` otherwise) reports each line of the traced source, and
 the state right after each statement is recorded as a :class:`~gradtrace.model.Step`
 (ids and plain values only). The recorder (:mod:`.recorder`) tells what the
-statement did: ``backward()`` calls heard from their frames (:mod:`.backward`),
+statement did: ``backward()`` calls heard from their frames (:mod:`.watch`),
 modules' forward calls from global hooks, and, only for statements whose text
 needs it, every torch call through a torch function mode. Past ``max_steps`` the code runs on with
 only a line counter attached, and one last snapshot records the final state.
@@ -54,18 +54,17 @@ from ..model import (
     Untracked,
 )
 from . import safe
-from .backward import BackwardCall, unwatch_nodes, watch_nodes
 from .driver import RunDriver, _last_trace, _real_gettrace, _real_settrace
 from .events import binding_events, grad_changes, make_grad, mutate_events
-from .flow import MAX_WATCHED_CALLS
 from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .quiet import quiet
 from .recorder import Recorder
-from .scene import Scene, num
+from .shown import Shown, num
 from .statements import Statement, statement_map
 from .summary import summarize
+from .watch import MAX_WATCHED_CALLS, BackwardCall, unwatch_nodes, watch_nodes
 
 DEFAULT_MAX_STEPS = 1000
 #: Python 3.11 and before: the line hook is a sys.settrace function, which sees every call (see _new_node)
@@ -158,10 +157,10 @@ class Tracer(RunDriver):
         self._undo: tuple[bool, bool, Any] | None = None
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
-        self.scene = Scene(self.ids, self.book, self.work)
-        #: the bindings the scene's roots were counted from (None: they were not theirs alone)
+        self.shown = Shown(self.ids, self.book, self.work)
+        #: the bindings the shown roots were counted from (None: they were not theirs alone)
         self._roots_of: dict[str, str] | None = None
-        #: the scene update the last step's tensors and nodes mappings show
+        #: the update of what is shown the last step's tensors and nodes mappings show
         self._views_at = -1
         self._globals_src = _Source()
         #: the labelled frames running at the last snapshot (outermost first), their positions, their names
@@ -190,7 +189,6 @@ class Tracer(RunDriver):
     # ------------------------------------------------------------ snapshot
     def _snapshot(
         self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
-        recorded: bool = True,
     ) -> Step:
         # An interrupt (Ctrl-C, a signal) must never leave grad mode or gc off. Both are set and
         # put back by C calls, but Python runs a signal handler after any C call: one landing
@@ -226,7 +224,7 @@ class Tracer(RunDriver):
             _real_settrace(hook)
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
-        rec, ids, book, scene = self.recorder, self.ids, self.book, self.scene
+        rec, ids, book, shown = self.recorder, self.ids, self.book, self.shown
         prev = self.prev
         book.module = rec.running_module()  # the statement's own new nodes were made in it
         outside = self._outside_writers()
@@ -239,16 +237,16 @@ class Tracer(RunDriver):
         if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
             book.dirty = book.dirty | numpy_held
         if in_op or modes_on:  # the version counters tell nothing: every shown tensor's memory is read again
-            book.dirty = book.dirty | scene.by_storage.keys()
+            book.dirty = book.dirty | shown.by_storage.keys()
         tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
         for _name, out, module in rec.ops:
             book.walk(grad_fn_of(out), output=out, module=module)
         bindings, olds, news = self._names(frame)
-        mutated, dead = scene.scan()
+        mutated, dead = shown.scan()
         others = self._other_threads()
         if not (heard or olds or news or mutated or dead or book.changed or error is not None or self._unsettled) \
                 and prev is not None \
-                and bindings is prev.bindings and self._roots_of is bindings and self._views_at == scene.updates \
+                and bindings is prev.bindings and self._roots_of is bindings and self._views_at == shown.updates \
                 and not self.capped and not others:
             # nothing the statement did can show: the step before's picture, shared
             self.work["unchanged steps"] += 1
@@ -274,7 +272,7 @@ class Tracer(RunDriver):
             changed = ids.tensor(t)
             if changed is not None:
                 book.mark_versions(changed, version_of(t))
-        backward_events, backward_roots = self._backwards() if rec.backwards else ([], [])
+        backward_events = self._backwards() if rec.backwards else []
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
         if book.untracked and (book.dirty or mutated):  # saved values no id follows, in written storages
@@ -283,7 +281,7 @@ class Tracer(RunDriver):
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
         extra = [f.node for call in rec.backwards for f in call.flow[:1]]
         if prev is not None and bindings is prev.bindings and not extra and self._roots_of is bindings:
-            roots = scene.roots  # the same names as at the step before, and nothing else: the same roots
+            roots = shown.roots  # the same names as at the step before, and nothing else: the same roots
         else:
             roots = {}
             for tid in bindings.values():
@@ -291,14 +289,14 @@ class Tracer(RunDriver):
             for nid in extra:
                 roots[nid] = roots.get(nid, 0) + 1
             self._roots_of = None if extra else bindings
-        scene.update(roots, self._rechecks(mutated, others), book.changed, dead)
+        shown.update(roots, self._rechecks(mutated, others), book.changed, dead)
         if self._stack:
             self._note_unsettled()
         if book.changed:
             book.changed = set()
         tensors, nodes = self._views(prev)
         events: list[Event] = []
-        added = scene.added
+        added = shown.added
         if added:
             new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
             new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
@@ -310,20 +308,19 @@ class Tracer(RunDriver):
                 events.append(Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items()), shares))
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
-        if mutated or rec.inplace or scene.changed:
-            events += self._mutate_events(mutated, scene.tensors, in_op)
-        if backward_events or scene.changed or added:
-            events += self._grad_events(scene.tensors, backward_events)
+        if mutated or rec.inplace or shown.changed:
+            events += self._mutate_events(mutated, shown.tensors, in_op)
+        if backward_events or shown.changed or added:
+            events += self._grad_events(shown.tensors, backward_events)
         if rec.untracked:
-            events += self._untracked_events(scene.tensors)
+            events += self._untracked_events(shown.tensors)
         if error is not None:
             events.append(error)
         if prev is not None and nodes is prev.nodes and tensors is prev.tensors and bindings is prev.bindings \
                 and not events:
             predictions = prev.predictions
         else:
-            predictions = self._predictions(bindings, scene.nodes, error)
-        del backward_roots
+            predictions = self._predictions(bindings, shown.nodes, error)
         # let go of the tensors these held: a tensor told gone or held must be held by the program alone
         t = out = None  # type: ignore[assignment]
         outside = []
@@ -339,19 +336,19 @@ class Tracer(RunDriver):
         return step
 
     def _views(self, prev: Step | None) -> tuple[Mapping[str, TensorInfo], Mapping[str, NodeInfo]]:
-        """The step's tensors and nodes: the previous step's mappings plus what the scene's update changed
+        """The step's tensors and nodes: the previous step's mappings plus what the last update of what is shown changed
         (a :class:`Layered` builds its plain dict when first read), or a copy when they do not follow."""
-        scene = self.scene
-        follows = prev is not None and self._views_at == scene.updates - 1  # prev shows the update before
-        self._views_at = scene.updates
+        shown = self.shown
+        follows = prev is not None and self._views_at == shown.updates - 1  # prev shows the update before
+        self._views_at = shown.updates
         touched_t: list[str] = []
         touched_n: list[str] = []
-        for x in (*scene.added, *scene.dropped, *scene.changed):
+        for x in (*shown.added, *shown.dropped, *shown.changed):
             (touched_t if x[0] == "t" else touched_n).append(x)
         out: list[Any] = []
         pairs: tuple[tuple[list[str], dict[str, Any], Mapping[str, Any] | None], ...] = (
-            (touched_t, scene.tensors, None if prev is None else prev.tensors),
-            (touched_n, scene.nodes, None if prev is None else prev.nodes))
+            (touched_t, shown.tensors, None if prev is None else prev.tensors),
+            (touched_n, shown.nodes, None if prev is None else prev.nodes))
         for touched, live, before in pairs:
             if follows and not touched:
                 out.append(before)
@@ -365,17 +362,17 @@ class Tracer(RunDriver):
     def _existing_grads(self, new: list[str]) -> dict[str, str]:
         """Of the tensors first shown at this step, those that are the ``.grad`` a tensor shown before already
         had, unchanged, at the step before (``g = w.grad``): the statement made none of them. Id -> owner.
-        Owners are looked up by memory (``Scene.by_storage``): the work is that of the new tensors."""
-        scene, obj = self.scene, self.ids.obj
+        Owners are looked up by memory (``Shown.by_storage``): the work is that of the new tensors."""
+        shown, obj = self.shown, self.ids.obj
         out: dict[str, str] = {}
         touched: set[int] | None = None  # ``w.grad = g = ...``: this statement set that .grad itself
         for tid in new:
-            info, t = scene.tensors.get(tid), obj(tid)
+            info, t = shown.tensors.get(tid), obj(tid)
             if t is None or info is None or info.requires_grad or info.grad_fn is not None:
                 continue
-            for owner in sorted(scene.by_storage.get(storage_of(t), ()), key=_num):
-                now = scene.tensors.get(owner)
-                was = scene.before(owner) if owner not in new and now is not None and now.grad is not None else None
+            for owner in sorted(shown.by_storage.get(storage_of(t), ()), key=_num):
+                now = shown.tensors.get(owner)
+                was = shown.before(owner) if owner not in new and now is not None and now.grad is not None else None
                 if was is None or was.grad is None or (was.grad != now.grad and was.grad.text != now.grad.text):  # type: ignore[union-attr]
                     continue
                 o = obj(owner)
@@ -390,17 +387,17 @@ class Tracer(RunDriver):
         """Of the tensors made by this step, those that are no view yet use the memory of a tensor shown before
         (``nn.Parameter(h)``, ``w.data``, ``torch.from_numpy(h.numpy())``), each with the first such tensor.
         A ``detach()`` is left out: its own event says it. Looked up by memory: the work is that of the new ones."""
-        scene, obj = self.scene, self.ids.obj
+        shown, obj = self.shown, self.ids.obj
         detached = {id(t) for t, _reason, source in self.recorder.untracked if source is not None}
         out = []
         for tid in new:
-            info, t = scene.tensors.get(tid), obj(tid)
+            info, t = shown.tensors.get(tid), obj(tid)
             if t is None or info is None or info.base is not None or id(t) in detached or not t.numel():
                 continue
             s = storage_of(t)
             if not s:
                 continue
-            for other in sorted(scene.by_storage.get(s, ()), key=_num):
+            for other in sorted(shown.by_storage.get(s, ()), key=_num):
                 o = obj(other) if _num(other) <= known else None
                 if o is not None and storage_of(o) == s:  # its own memory, not its .grad's
                     out.append((tid, other))
@@ -410,25 +407,25 @@ class Tracer(RunDriver):
     def _rechecks(self, mutated: list[tuple[str, int, int]], others: bool) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
 
-        A tensor's version, liveness and memory are checked every step (:meth:`Scene.scan`,
+        A tensor's version, liveness and memory are checked every step (:meth:`Shown.scan`,
         the written storages); its flags and ``.grad`` change without a version bump only
         through calls the recorder notes (``t.grad = ...``, ``requires_grad_``, ``detach_``,
         ``retain_grad``), a backward pass (the leaves and retained tensors), or code the recorder
         does not see: another thread (``others``: see :meth:`_other_threads`), or everything run after
         recording stopped.
         """
-        rec, ids, scene = self.recorder, self.ids, self.scene
+        rec, ids, shown = self.recorder, self.ids, self.shown
         if others or self.capped or self.prev is None:
             return None
         out = {tid for tid, _v0, _v1 in mutated}
         if rec.backwards:  # the tensors a backward pass gives a .grad (its hooks' writes are noted below)
-            out.update(tid for tid, info in scene.tensors.items()
+            out.update(tid for tid, info in shown.tensors.items()
                        if info.requires_grad and (info.is_leaf or info.retains_grad))
         for t in [*rec.flagged, *(t for _op, t in rec.inplace), *rec.written]:
             tid = ids.tensor(t)
             if tid is not None:
                 out.add(tid)
-        by_storage = scene.by_storage
+        by_storage = shown.by_storage
         for s in self.book.dirty:
             held = by_storage.get(s)
             if held:
@@ -437,7 +434,7 @@ class Tracer(RunDriver):
         if unsettled:  # read again now; those read in a call that has since returned for the last time
             out.update(unsettled)
             depth = len(self._stack)
-            self._unsettled = {tid: d for tid, d in unsettled.items() if d <= depth and tid in scene.tensors}
+            self._unsettled = {tid: d for tid, d in unsettled.items() if d <= depth and tid in shown.tensors}
         return out
 
     def _note_unsettled(self) -> None:
@@ -445,9 +442,9 @@ class Tracer(RunDriver):
         that torch made from within an op (a Function's ``setup_context``, a dispatch mode's
         ``__torch_dispatch__``), and autograd gives the op's outputs their ``grad_fn`` only when it returns.
         They are read again at each step until a step outside the function."""
-        tensors = self.scene.tensors
+        tensors = self.shown.tensors
         depth = len(self._stack)
-        for x in (*self.scene.added, *self.scene.changed):
+        for x in (*self.shown.added, *self.shown.changed):
             if x[0] == "t" and x not in self._unsettled:
                 info = tensors.get(x)
                 if info is not None and info.grad_fn is None and not info.requires_grad:
@@ -495,7 +492,7 @@ class Tracer(RunDriver):
         self.recorder.shared[:] = live
         fresh = self.recorder.shared_storages
         if fresh or self._numpy_storages:  # kept while a shown tensor holds that memory, and for the statement
-            held = self.scene.by_storage  # that handed it out (its names are read after this)
+            held = self.shown.by_storage  # that handed it out (its names are read after this)
             self._numpy_storages = {s for s in self._numpy_storages if held.get(s)}
             self._numpy_storages.update(fresh)
             fresh.clear()
@@ -514,7 +511,7 @@ class Tracer(RunDriver):
         rec.grads_changed = ""
         obj = self.ids.obj
         written = []
-        for tid, info in self.scene.tensors.items():
+        for tid, info in self.shown.tensors.items():
             if info.grad is not None:
                 t = obj(tid)
                 if t is not None:
@@ -852,7 +849,7 @@ class Tracer(RunDriver):
             self._undo = None
 
     def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
-        """A backward call starts: hooks on its nodes (see :mod:`.backward`); None when not watched."""
+        """A backward call starts: hooks on its nodes (see :mod:`.watch`); None when not watched."""
         self._watched_calls += 1
         if self._watched_calls > MAX_WATCHED_CALLS:
             return None
@@ -872,20 +869,18 @@ class Tracer(RunDriver):
             if collecting:
                 gc.enable()
 
-    def _backwards(self) -> tuple[list[tuple[Any, list[tuple[str, str]]]], list[Any]]:
+    def _backwards(self) -> list[tuple[Any, list[tuple[str, str]]]]:
         found = []
-        roots = []
         for call in self.recorder.backwards:
             freed: list[tuple[str, str]] = []
             for root in call.roots:
-                roots.append(root)
                 fn = grad_fn_of(root)
                 if fn is not None:
                     self.book.walk(fn, output=root)
                     if not call.retain_graph:  # a watched call's hooks told which nodes ran: only those freed
                         freed += self.book.refresh_freed(fn, {f.node for f in call.flow} if call.flow else None)
             found.append((call, freed))
-        return found, roots
+        return found
 
     # events (see .events) -----------------------------------------------------
     def _binding_events(
@@ -893,7 +888,7 @@ class Tracer(RunDriver):
         frame: types.FrameType | None,
     ) -> list[Event]:
         prev = self.prev.bindings if self.prev is not None else {}
-        return binding_events(prev, bindings, olds, news, self.scene.holders, lambda: self._frame_scopes(frame))
+        return binding_events(prev, bindings, olds, news, self.shown.holders, lambda: self._frame_scopes(frame))
 
     def _gone_or_held(self, events: list[Event]) -> list[Event]:
         """A tensor a name left that no name or shown node holds is gone, or held by something not shown."""
@@ -924,7 +919,7 @@ class Tracer(RunDriver):
             return mine is not None and where[other] == mine
 
         made, made_from = self._made_and_changed(mutated, tensors)
-        return mutate_events(mutated + made, direct, self.scene.before, tensors, self.scene.changed, self._stale,
+        return mutate_events(mutated + made, direct, self.shown.before, tensors, self.shown.changed, self._stale,
                              shares, IN_OP_WRITE if in_op else UNSEEN_WRITE, made_from)
 
     def _made_and_changed(
@@ -935,7 +930,7 @@ class Tracer(RunDriver):
         out: list[tuple[str, int, int]] = []
         nodes: dict[str, str | None] = {}
         done = {tid for tid, _v0, _v1 in mutated}
-        before, ids = self.scene.before, self.ids
+        before, ids = self.shown.before, self.ids
         for t, v0, fn in self.recorder.changed_from:  # in call order: the first change of each tensor counts
             tid = ids.tensor(t)
             if tid is None or tid in done or tid not in tensors or before(tid) is not None:
@@ -959,8 +954,8 @@ class Tracer(RunDriver):
     def _grad_events(
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
     ) -> list[Event]:
-        scene = self.scene
-        changes = grad_changes((*scene.changed, *scene.added), scene.before, tensors)
+        shown = self.shown
+        changes = grad_changes((*shown.changed, *shown.added), shown.before, tensors)
         if not backward_events:
             return [make_grad(c) for c in changes]
         out: list[Event] = []

@@ -55,7 +55,6 @@ import torch
 
 from ..model import Error, Step, Trace
 from . import safe
-from .backward import BACKWARD_CODES
 from .recorder import (
     _DISPATCHER,
     _SHIELDED,
@@ -68,6 +67,7 @@ from .recorder import (
 )
 from .stack import nodes_before_raise
 from .statements import Statement, Statements
+from .watch import BACKWARD_CODES
 
 
 def _compiling() -> bool:
@@ -170,7 +170,6 @@ class RunDriver:
     if TYPE_CHECKING:
         def _snapshot(
             self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
-            recorded: bool = True,
         ) -> Step: ...
 
     def _init_driver(self, line_events: str | None) -> None:
@@ -280,7 +279,7 @@ class RunDriver:
         final = None
         if self.capped and self.internal_error is None:
             try:
-                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
+                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None)
             except Exception as exc:
                 self._internal_failure(exc)
         if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
@@ -631,7 +630,9 @@ class RunDriver:
             return
         # (or a call the text does not tell: the bare names and the items or attributes, in one scope read)
         asked = need[0] or bool(need[2] or need[3]) and calls_in_place(frame, need[2], need[3])
-        if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
+        if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:
+            # (the state it starts in asks for the mode too: grad off, inference mode, saved-tensor hooks, whose
+            # packed values are only the learner's to unpack)
             listens = self._learner_listens()
             if listens != "trace":  # under the program's own mode the recorder goes below it
                 pending.mode = True

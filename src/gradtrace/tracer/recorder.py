@@ -4,7 +4,7 @@ Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
 Most statements run with no torch function mode at all: the recorder hears
 ``backward()``/``autograd.grad`` from the run driver (their code objects' frames
-start and end, see :mod:`.backward`), and each module's forward through global
+start and end, see :mod:`.watch`), and each module's forward through global
 module hooks (the outputs and their nodes, the module path, in-place changes of
 its inputs, its buffers). New nodes of plain calls are found from the names at
 the statement's end.
@@ -35,9 +35,9 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .backward import BACKWARD_CODES, BackwardCall, backward_call
 from .graph import ViewWrite, grad_fn_of, version_of, view_write_before
 from .stack import ensure_deep_stack
+from .watch import BACKWARD_CODES, BackwardCall, backward_call
 
 _INPLACE_DUNDER = frozenset(
     {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
@@ -55,12 +55,6 @@ def _is_backward(func: Any) -> bool:
 
 def _inplace_name(name: str) -> bool:
     return (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_DUNDER
-
-
-def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
-    if len(args) > i:
-        return args[i]
-    return kwargs.get(name, default)
 
 
 _FunctionType = types.FunctionType
@@ -367,13 +361,6 @@ def grads_may_change(code: str) -> str:
     ``"values"`` when it may also write the values of those tensors (an optimizer's step), else ``""``."""
     found = _GRADS.search(code)
     return "" if found is None else "values" if found.group(1) else "grads"
-
-
-def needs_mode_now() -> bool:
-    """True when the state a statement starts in asks for the mode: grad off, inference mode,
-    saved-tensor hooks (a node's saved values are then only the learner's to unpack)."""
-    return (not torch.is_grad_enabled() or torch.is_inference_mode_enabled()
-            or torch._C._autograd._top_saved_tensors_default_hooks(False) is not None)
 
 
 def _base_of(t: torch.Tensor) -> tuple[torch.Tensor, Any] | None:

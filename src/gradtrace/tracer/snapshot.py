@@ -134,9 +134,9 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
             roots[tid] = roots.get(tid, 0) + 1
         leaves = [n.variable for _, n in sorted(book.nodes.items(), key=lambda kv: int(kv[0][1:])) if n.variable]
         stamp_bases(ids, [*roots, *leaves])
-        tracer.scene.update(roots, None, set(), [])
-        tensors, nodes = dict(tracer.scene.tensors), dict(tracer.scene.nodes)
-    tracer.scene.clear()
+        tracer.shown.update(roots, None, set(), [])
+        tensors, nodes = dict(tracer.shown.tensors), dict(tracer.shown.nodes)
+    tracer.shown.clear()
     return Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors, nodes=nodes)
 
 
