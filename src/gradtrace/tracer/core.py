@@ -30,9 +30,7 @@ from typing import Any
 import torch
 
 from ..model import (
-    FREED,
     IN_OP_WRITE,
-    STALE,
     UNSEEN_WRITE,
     Backward,
     Create,
@@ -55,6 +53,7 @@ from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
 from .ids import Ids
 from .layers import Layered
 from .names import Names
+from .predict import predictions, stale_saves, take_back
 from .quiet import quiet
 from .recorder import Recorder
 from .shown import Shown, num
@@ -647,13 +646,7 @@ class Tracer(RunDriver):
         return out, nodes
 
     def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
-        """``(node, saved name)`` of every saved value of ``tid`` now stale at ``version``, in node order."""
-        nodes = self.book.nodes
-        out = []
-        for nid in dict.fromkeys(nid for nid, _ in self.book.saved_by.get(tid, ())):
-            out += [(nid, s.name) for s in nodes[nid].saved if s.tensor == tid and s.state == STALE
-                    and s.version == version]
-        return tuple(out)
+        return stale_saves(self.book, tid, version)
 
     def _grad_events(
         self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
@@ -706,73 +699,14 @@ class Tracer(RunDriver):
     def _predictions(
         self, bindings: dict[str, str], nodes: Mapping[str, NodeInfo], error: Error | None = None,
     ) -> tuple[Prediction, ...]:
-        """Each named root whose ``backward()`` will fail on a stale saved value, and why.
+        """Each named root whose ``backward()`` will fail on a stale saved value (see :mod:`.predict`).
 
         A call this statement made from such a root that ran without the stale node
         (``backward(inputs=...)``, ``autograd.grad``) takes back what the steps before it said.
         """
         if self.recorder.backwards:
-            self._take_back(error)
-        book = self.book
-        if not book.stale:
-            return ()
-        book.stale = {nid for nid in book.stale if any(s.state == STALE for s in book.nodes[nid].saved)}
-        shown = sorted((nid for nid in book.stale if nid in nodes), key=_num)
-        stale = [(nid, s) for nid in shown for s in nodes[nid].saved if s.state == STALE]
-        if not stale:
-            return ()
-        out = []
-        for name, tid in bindings.items():
-            t = self.ids.obj(tid)
-            fn = None if t is None else grad_fn_of(t)
-            if fn is None:
-                continue
-            root = self.ids.node(fn)
-            reach = _reachable(root, nodes)
-            # a node whose saved values a backward freed raises ("backward through the graph a second time")
-            # when it runs, and it runs before every node it leads to: the stale value is never reached
-            blocked: set[str] = set()
-            for nid in reach:
-                if nid not in blocked and any(s.state == FREED for s in nodes[nid].saved):
-                    blocked |= _reachable(nid, nodes)
-            for nid, s in stale:
-                if nid not in reach or nid in blocked:
-                    continue
-                holder = nodes[nid]
-                who = s.tensor or "a saved tensor"
-                inner, dot, slot = s.name.partition(".")
-                saver = f"the {inner} inside {holder.name} ({nid})" if dot else f"{holder.name} ({nid})"
-                message = (
-                    f"{name}.backward() will fail: {saver} saved {slot if dot else s.name} = {who} "
-                    f"at version {s.saved_version}, and {who} has since been changed in place "
-                    f"(now version {s.version})."
-                )
-                out.append(Prediction(name, nid, s.name, s.tensor, s.saved_version or 0, s.version or 0, message))
-        return tuple(out)
-
-    def _take_back(self, error: Error | None) -> None:
-        """Drop the predictions of the steps just before a backward call that ran fine without their node.
-
-        A prediction says ``y.backward()`` will fail; a call from ``y`` that never reaches the
-        stale node (``y.backward(inputs=[b])``, ``torch.autograd.grad(y, [b])``) runs fine, so
-        the steps leading to it must not say it will fail. Only a call watched node by node
-        (its flow lists the nodes that ran) is judged; a call that raised keeps them all.
-        """
-        calls = self.recorder.backwards
-        for i, call in enumerate(calls):
-            if not call.flow or (error is not None and i == len(calls) - 1):
-                continue
-            ran = {f.node for f in call.flow}
-            roots = {tid for tid in map(self.ids.tensor, call.roots) if tid is not None}
-            k = len(self.steps) - 1
-            while k >= 0:
-                step = self.steps[k]
-                keep = tuple(p for p in step.predictions
-                             if p.node in ran or step.bindings.get(p.root) not in roots)
-                if len(keep) == len(step.predictions):
-                    break
-                self.steps[k] = replace(step, predictions=keep)
-                k -= 1
+            take_back(self.steps, self.recorder.backwards, self.ids, error)
+        return predictions(self.book, self.ids, bindings, nodes)
 
 
 # ------------------------------------------------------------------ helpers
@@ -795,18 +729,6 @@ def _weak(obj: Any) -> Callable[[], Any]:
         return weakref.ref(obj)
     except TypeError:
         return _never
-
-
-def _reachable(root: str | None, nodes: Mapping[str, NodeInfo]) -> set[str]:
-    seen: set[str] = set()
-    todo = [root] if root is not None else []
-    while todo:
-        nid = todo.pop()
-        if nid in seen or nid not in nodes:
-            continue
-        seen.add(nid)
-        todo.extend(e.node for e in nodes[nid].inputs if e is not None)
-    return seen
 
 
 _num = num
