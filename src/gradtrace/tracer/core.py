@@ -181,9 +181,39 @@ class Tracer(RunDriver):
             _real_settrace(hook)
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
-        rec, ids, book, shown = self.recorder, self.ids, self.book, self.shown
-        prev = self.prev
+        """The step after ``stmt``: read (what the statement did, the names, the graph), diff (the events),
+        assemble (the step)."""
+        rec, book = self.recorder, self.book
         book.module = rec.running_module()  # the statement's own new nodes were made in it
+        heard, outside = self._heard()
+        counts = self._counts  # as the statement began: its calls stamp as they run
+        for _name, out, module in rec.ops:
+            book.walk(grad_fn_of(out), output=out, module=module)
+        bindings, olds, news = self.names.read(frame, self.prev)
+        mutated, dead = self.shown.scan()
+        others = self._other_threads()
+        if not (heard or olds or news or mutated or dead or book.changed or error is not None or self._unsettled) \
+                and self._same_picture(bindings, others):
+            return self._unchanged_step(stmt, frame_name, bindings)
+        backward_events = self._read_graph(bindings, olds, news, mutated)
+        self._update_shown(bindings, mutated, dead, others)
+        tensors, nodes = self._views(self.prev)
+        events = self._events(frame, error, counts, bindings, olds, news, mutated, backward_events)
+        predictions = self._step_predictions(bindings, tensors, nodes, events, error)
+        # let go of the tensors these held: a tensor told gone or held must be held by the program alone
+        out = None  # type: ignore[assignment]
+        del outside
+        if heard:
+            rec.clear()
+        book.done()
+        if olds or news:  # (asked only now that the statement's records, which hold its tensors, are let go)
+            events = self._gone_or_held(events)
+        return self._assemble(stmt, frame_name, bindings, tensors, nodes, tuple(events), predictions)
+
+    def _heard(self) -> tuple[bool, list[torch.Tensor]]:
+        """Whether the recorder (or a state that hides writes) heard anything of the statement, and the tensors
+        written outside torch's sight; the storages written are marked for reading again."""
+        rec, book = self.recorder, self.book
         outside = self._outside_writers()
         numpy_held = self._numpy_storages
         in_op, modes_on = self._below
@@ -194,33 +224,30 @@ class Tracer(RunDriver):
         if numpy_held:  # memory a NumPy array writes may have changed with no torch call: read again
             book.dirty = book.dirty | numpy_held
         if in_op or modes_on:  # the version counters tell nothing: every shown tensor's memory is read again
-            book.dirty = book.dirty | shown.by_storage.keys()
-        tensor_count, node_count = self._counts  # as the statement began: its calls stamp as they run
-        for _name, out, module in rec.ops:
-            book.walk(grad_fn_of(out), output=out, module=module)
-        bindings, olds, news = self.names.read(frame, self.prev)
-        mutated, dead = shown.scan()
-        others = self._other_threads()
-        if not (heard or olds or news or mutated or dead or book.changed or error is not None or self._unsettled) \
-                and prev is not None \
-                and bindings is prev.bindings and self._roots_of is bindings and self._views_at == shown.updates \
-                and not self.capped and not others:
-            # nothing the statement did can show: the step before's picture, shared
-            self.work["unchanged steps"] += 1
-            step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, prev.tensors, prev.nodes,
-                         (), prev.predictions)
-            book.done()
-            self.prev = step
-            self._counts = (ids.tensor_count, len(book.nodes))
-            return step
-        for i, scope in enumerate(news):  # new names' graphs, in name order: node ids follow the order of the names
-            was = olds[i] if i < len(olds) else {}  # (a tensor a name held before was walked then)
-            for name, tid in scope.items():
-                if was.get(name) == tid:
-                    continue
-                t = ids.obj(tid)
-                if t is not None:
-                    book.walk(grad_fn_of(t), output=t)
+            book.dirty = book.dirty | self.shown.by_storage.keys()
+        return heard, outside
+
+    def _same_picture(self, bindings: dict[str, str], others: bool) -> bool:
+        """True when the step before's picture is this one's, given that the statement changed nothing seen."""
+        prev = self.prev
+        return prev is not None \
+            and bindings is prev.bindings and self._roots_of is bindings and self._views_at == self.shown.updates \
+            and not self.capped and not others
+
+    def _unchanged_step(self, stmt: Statement, frame_name: str, bindings: dict[str, str]) -> Step:
+        """Nothing the statement did can show: the step before's picture, shared."""
+        prev = self.prev
+        assert prev is not None
+        self.work["unchanged steps"] += 1
+        self.book.done()
+        return self._assemble(stmt, frame_name, bindings, prev.tensors, prev.nodes, (), prev.predictions)
+
+    def _read_graph(self, bindings: dict[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
+                    mutated: list[tuple[str, int, int]]) -> list[tuple[Any, list[tuple[str, str]]]]:
+        """Walk what the statement added to the graph and mark what it changed; the backward calls it made,
+        each with the saved values it freed."""
+        rec, ids, book = self.recorder, self.ids, self.book
+        self._walk_new_names(olds, news)
         for _name, out, _module in rec.ops:
             nid = ids.node(grad_fn_of(out))
             if nid is not None and ids.tensor(out) is not None:
@@ -235,6 +262,24 @@ class Tracer(RunDriver):
         if book.untracked and (book.dirty or mutated):  # saved values no id follows, in written storages
             written = [*book.dirty, *(storage_of(t) for t in map(ids.obj, (m[0] for m in mutated)) if t is not None)]
             book.check_untracked((grad_fn_of(t) for t in map(ids.obj, bindings.values()) if t is not None), written)
+        return backward_events
+
+    def _walk_new_names(self, olds: list[dict[str, str]], news: list[dict[str, str]]) -> None:
+        """New names' graphs, in name order: node ids follow the order of the names."""
+        ids, book = self.ids, self.book
+        for i, scope in enumerate(news):
+            was = olds[i] if i < len(olds) else {}  # (a tensor a name held before was walked then)
+            for name, tid in scope.items():
+                if was.get(name) == tid:
+                    continue
+                t = ids.obj(tid)
+                if t is not None:
+                    book.walk(grad_fn_of(t), output=t)
+
+    def _update_shown(self, bindings: dict[str, str], mutated: list[tuple[str, int, int]], dead: list[str],
+                      others: bool) -> None:
+        """Bring what is shown to the names (and a temporary backward root) now."""
+        rec, book, shown, prev = self.recorder, self.book, self.shown, self.prev
         # a backward from a temporary root (``y[0].backward()``) shows that root's graph for the step
         extra = [f.node for call in rec.backwards for f in call.flow[:1]]
         if prev is not None and bindings is prev.bindings and not extra and self._roots_of is bindings:
@@ -251,45 +296,62 @@ class Tracer(RunDriver):
             self._note_unsettled()
         if book.changed:
             book.changed = set()
-        tensors, nodes = self._views(prev)
+
+    def _events(self, frame: types.FrameType | None, error: Error | None, counts: tuple[int, int],
+                bindings: dict[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
+                mutated: list[tuple[str, int, int]],
+                backward_events: list[tuple[Any, list[tuple[str, str]]]]) -> list[Event]:
+        """What the statement did, as events (see :mod:`.events`): the diff of the step before and this one."""
+        rec, shown = self.recorder, self.shown
         events: list[Event] = []
         added = shown.added
         if added:
-            new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
-            new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
-            grads = self._existing_grads(new_tensors) if new_tensors else {}
-            if grads:
-                new_tensors = [t for t in new_tensors if t not in grads]
-            if new_tensors or new_nodes or grads:
-                shares = self._shared_memory(new_tensors, tensor_count) if new_tensors else ()
-                events.append(Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items()), shares))
+            create = self._create(added, counts)
+            if create is not None:
+                events.append(create)
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
         if mutated or rec.inplace or shown.changed:
-            events += self._mutate_events(mutated, shown.tensors, in_op)
+            events += self._mutate_events(mutated, shown.tensors, self._below[0])
         if backward_events or shown.changed or added:
             events += self._grad_events(shown.tensors, backward_events)
         if rec.untracked:
             events += self._untracked_events(shown.tensors)
         if error is not None:
             events.append(error)
+        return events
+
+    def _create(self, added: list[str], counts: tuple[int, int]) -> Create | None:
+        """The tensors and nodes the statement made (``counts``: how many there were as it began), if any."""
+        tensor_count, node_count = counts
+        new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
+        new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
+        grads = self._existing_grads(new_tensors) if new_tensors else {}
+        if grads:
+            new_tensors = [t for t in new_tensors if t not in grads]
+        if not (new_tensors or new_nodes or grads):
+            return None
+        shares = self._shared_memory(new_tensors, tensor_count) if new_tensors else ()
+        return Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items()), shares)
+
+    def _step_predictions(self, bindings: dict[str, str], tensors: Mapping[str, TensorInfo],
+                          nodes: Mapping[str, NodeInfo], events: list[Event],
+                          error: Error | None) -> tuple[Prediction, ...]:
+        """The step's predictions: the step before's when nothing moved, else made again."""
+        prev = self.prev
         if prev is not None and nodes is prev.nodes and tensors is prev.tensors and bindings is prev.bindings \
                 and not events:
-            predictions = prev.predictions
-        else:
-            predictions = self._predictions(bindings, shown.nodes, error)
-        # let go of the tensors these held: a tensor told gone or held must be held by the program alone
-        t = out = None  # type: ignore[assignment]
-        outside = []
-        if heard:
-            rec.clear()
-        book.done()
-        if olds or news:  # (asked only now that the statement's records, which hold its tensors, are let go)
-            events = self._gone_or_held(events)
-        step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, tensors, nodes, tuple(events),
+            return prev.predictions
+        return self._predictions(bindings, self.shown.nodes, error)
+
+    def _assemble(self, stmt: Statement, frame_name: str, bindings: dict[str, str],
+                  tensors: Mapping[str, TensorInfo], nodes: Mapping[str, NodeInfo], events: tuple[Event, ...],
+                  predictions: tuple[Prediction, ...]) -> Step:
+        """The step, which becomes the one before the next."""
+        step = _step(len(self.steps), stmt.lineno, stmt.code, frame_name, bindings, tensors, nodes, events,
                      predictions)
         self.prev = step
-        self._counts = (ids.tensor_count, len(book.nodes))
+        self._counts = (self.ids.tensor_count, len(self.book.nodes))
         return step
 
     def _views(self, prev: Step | None) -> tuple[Mapping[str, TensorInfo], Mapping[str, NodeInfo]]:
