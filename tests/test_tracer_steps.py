@@ -11,7 +11,7 @@ from typing import Any
 
 import gradtrace
 from gradtrace.model import Step
-from gradtrace.tracer.core import Tracer, _step
+from gradtrace.tracer.session import Tracer, _step
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 

@@ -2,11 +2,11 @@
 
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
-:class:`RunDriver` is the half of :class:`~gradtrace.tracer.core.Tracer` that runs
+:class:`Driver` is the part of a :class:`~gradtrace.tracer.session.Tracer` that runs
 the code: it hears which line of the traced source is about to run, groups lines
 into statements (:mod:`.statements`), names each running call (``fib()``,
-``fib()#3`` while another ``fib`` runs), and asks the tracer for a snapshot each
-time a statement finishes. It hears lines one of two ways:
+``fib()#3`` while another ``fib`` runs), and calls its owner's ``on_statement``
+each time a statement finishes. It hears lines one of two ways:
 
 ``monitoring`` (Python 3.12 and later, the default there)
     :mod:`sys.monitoring` with a tool id of its own. Line, return, yield and jump
@@ -31,7 +31,7 @@ time a statement finishes. It hears lines one of two ways:
 
 Both give the same trace for the same program (``tests/test_tracer_paths.py``
 compares them). The path is chosen by the ``line_events`` argument of
-:class:`~gradtrace.tracer.core.Tracer` (``"auto"``, ``"monitoring"`` or
+:class:`~gradtrace.tracer.session.Tracer` (``"auto"``, ``"monitoring"`` or
 ``"settrace"``), else by the environment variable ``GRADTRACE_LINE_EVENTS``
 (same values), else automatically by the Python version. Asking for
 ``monitoring`` on a Python without it is an error as an argument and falls back
@@ -49,7 +49,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -113,7 +113,7 @@ _mode_stack_size = torch._C._len_torch_function_stack
 _BACKWARD_KIND = BACKWARD_CODES
 #: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
 _BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
-#: what :meth:`RunDriver._kind` says of a code object, besides None and a backward call's kind
+#: what :meth:`Driver._kind` says of a code object, besides None and a backward call's kind
 _UNSEEN = object()
 _FUNCTION = object()
 _OTHER = object()
@@ -149,30 +149,36 @@ class _Pending:
 
 
 #: the drivers running now, innermost last: a run started inside another pauses the outer one
-_RUNNING: list[RunDriver] = []
+_RUNNING: list[Driver] = []
 
 
-class RunDriver:
-    """Runs traced code and calls :meth:`_snapshot` after each statement (a base of ``Tracer``)."""
+class Owner(Protocol):
+    """What a driver's owner gives it: the step before, and a step after each statement."""
 
-    # set by Tracer.__init__ (the tracer's other half reads them too)
-    source: str
-    filename: str
-    max_steps: int
-    globals_ns: dict[str, Any] | None
-    statements: Statements
-    line_range: tuple[int, int] | None
-    recorder: Recorder
-    book: GraphBook
-    steps: list[Step]
     prev: Step | None
 
-    if TYPE_CHECKING:
-        def _snapshot(
-            self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
-        ) -> Step: ...
+    def on_statement(
+        self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
+    ) -> Step: ...
 
-    def _init_driver(self, line_events: str | None) -> None:
+
+class Driver:
+    """Runs traced code and calls its owner's ``on_statement`` after each statement."""
+
+    def __init__(self, owner: Owner, source: str, filename: str, max_steps: int, globals_ns: dict[str, Any] | None,
+                 statements: Statements, line_range: tuple[int, int] | None, recorder: Recorder, book: GraphBook,
+                 steps: list[Step], line_events: str | None) -> None:
+        self.owner = owner
+        self.source = source
+        self.filename = filename
+        self.max_steps = max_steps
+        self.globals_ns = globals_ns
+        self.statements = statements
+        self.line_range = line_range
+        self.recorder = recorder
+        self.book = book
+        #: the owner's list of steps (each statement's is appended here)
+        self.steps = steps
         #: ``"monitoring"`` or ``"settrace"``: how this run hears lines (see the module's text); an
         #: argument is checked now, the environment variable when the run starts (None until then)
         self.line_events: str | None = None if line_events is None else choose_line_events(line_events)
@@ -233,10 +239,10 @@ class RunDriver:
             self.line_events = choose_line_events(None)
         rec = self.recorder
         rec.nodes_read, rec.deep_at = self.book.nodes, nodes_before_raise()
-        if self.globals_ns is not None and self.prev is None:
+        if self.globals_ns is not None and self.owner.prev is None:
             # what the namespace already holds is the baseline, not news of the first step
             try:
-                self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
+                self.owner.prev = self.owner.on_statement(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
             if len(rec.nodes_read) > rec.deep_at:
@@ -279,7 +285,7 @@ class RunDriver:
         final = None
         if self.capped and self.internal_error is None:
             try:
-                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None)
+                final = self.owner.on_statement(None, Statement(0, "<end>", False), "<module>", None)
             except Exception as exc:
                 self._internal_failure(exc)
         if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
@@ -724,7 +730,7 @@ class RunDriver:
         if self._suspects:
             self._note_suspects()
             self._suspects.pop(frame, None)
-        step = self._snapshot(frame, pending.stmt, name, pending.error)
+        step = self.owner.on_statement(frame, pending.stmt, name, pending.error)
         self.steps.append(step)
         rec = self.recorder
         if len(rec.nodes_read) > rec.deep_at:
