@@ -20,7 +20,6 @@ attached, and one last snapshot records the final state.
 from __future__ import annotations
 
 import gc
-import sys
 import threading
 import types
 import weakref
@@ -32,40 +31,33 @@ from typing import Any
 import torch
 
 from ..model import (
-    IN_OP_WRITE,
-    UNSEEN_WRITE,
-    Backward,
-    Create,
     Error,
     Event,
     NodeInfo,
     Prediction,
     Rebind,
-    Root,
     Step,
     TensorInfo,
     Trace,
     Unbind,
-    Untracked,
 )
 from . import safe
-from .driver import Driver, _real_gettrace, _real_settrace
-from .events import binding_events, grad_changes, make_grad, mutate_events
-from .graph import GraphBook, ViewWrite, grad_fn_of, storage_of, version_of
+from .changes import Changes
+from .driver import Driver
+from .events import binding_events
+from .graph import GraphBook, grad_fn_of, storage_of, version_of
+from .hooks import NodeHooks
 from .ids import Ids
 from .layers import Layered
 from .names import Names
-from .predict import predictions, stale_saves, take_back
+from .predict import predictions, take_back
 from .quiet import quiet
 from .recorder import Recorder
 from .shown import Shown, num
 from .statements import Statement, statement_map
-from .summary import summarize
-from .watch import MAX_WATCHED_CALLS, BackwardCall, unwatch_nodes, watch_nodes
+from .watch import unwatch_nodes
 
 DEFAULT_MAX_STEPS = 1000
-#: Python 3.11 and before: the line hook is a sys.settrace function, which sees every call (see _new_node)
-_SETTRACE_LINES = sys.version_info < (3, 12)
 
 _ADInplaceOrView = torch._C.DispatchKey.ADInplaceOrView
 _excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
@@ -107,12 +99,13 @@ class Tracer:
         self.ids = Ids()
         self.book = GraphBook(self.ids)
         self.recorder = Recorder(self._module_path)
-        self.recorder.watch = self._watch_backward
+        #: what the recorder calls while a statement runs (and what to put back when an interrupt lands)
+        self.hooks = NodeHooks(self.ids, self.book, self.recorder)
+        self.recorder.watch = self.hooks.watch_backward
         self.recorder.unwatch = unwatch_nodes
-        self.recorder.on_node = self._new_node
-        self.recorder.on_view_write = self._view_write
+        self.recorder.on_node = self.hooks.new_node
+        self.recorder.on_view_write = self.hooks.view_write
         self.recorder.known_node = self.ids.node
-        self._watched_calls = 0
         self._module_paths: dict[int, tuple[Callable[[], Any], str]] = {}
         self.steps: list[Step] = []
         self.prev: Step | None = None
@@ -125,11 +118,11 @@ class Tracer:
         self._numpy_storages: set[int] = set()
         #: tensor and node counts when the statement being run began
         self._counts = (0, 0)
-        #: gc, grad mode and line hook to put back when an interrupt cuts our own putting-back short
-        self._undo: tuple[bool, bool, Any] | None = None
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.shown = Shown(self.ids, self.book, self.work)
+        #: the events that need the live tensors to tell
+        self.changes = Changes(self.ids, self.book, self.shown, self.recorder)
         #: the bindings the shown roots were counted from (None: they were not theirs alone)
         self._roots_of: dict[str, str] | None = None
         #: the update of what is shown the last step's tensors and nodes mappings show
@@ -195,7 +188,8 @@ class Tracer:
         # between two of the putting-back calls is caught here and finishes the job.
         collecting = gc.isenabled()
         grad_mode = torch.is_grad_enabled()
-        self._undo = (collecting, grad_mode, None)
+        hooks = self.hooks
+        hooks.undo = (collecting, grad_mode, None)
         self._below = (_inside_op(), _dispatch_modes() > 0)  # (read before quiet() takes the modes off)
         try:
             gc.disable()  # a snapshot allocates many small acyclic records: collections would only cost time
@@ -205,23 +199,11 @@ class Tracer:
                 torch._C._set_grad_enabled(grad_mode)  # inside: a learner's torch function mode sees it otherwise
             if collecting:
                 gc.enable()
-            self._undo = None
+            hooks.undo = None
             return step
         except BaseException:
-            self._put_back()
+            hooks.put_back()
             raise
-
-    def _put_back(self) -> None:
-        """Grad mode, gc and the line hook as they were before our own code changed them."""
-        undo, self._undo = self._undo, None
-        if undo is None:
-            return
-        collecting, grad_mode, hook = undo
-        torch._C._set_grad_enabled(grad_mode)
-        if collecting:
-            gc.enable()
-        if hook is not None and _real_gettrace() is None:
-            _real_settrace(hook)
 
     def _take(self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None) -> Step:
         """The step after ``stmt``: read (what the statement did, the names, the graph), diff (the events),
@@ -299,7 +281,7 @@ class Tracer:
             changed = ids.tensor(t)
             if changed is not None:
                 book.mark_versions(changed, version_of(t))
-        backward_events = self._backwards() if rec.backwards else []
+        backward_events = self.hooks.backwards() if rec.backwards else []
         for tid, _v0, v1 in mutated:
             book.mark_versions(tid, v1)
         if book.untracked and (book.dirty or mutated):  # saved values no id follows, in written storages
@@ -349,33 +331,20 @@ class Tracer:
         events: list[Event] = []
         added = shown.added
         if added:
-            create = self._create(added, counts)
+            create = self.changes.create(added, counts)
             if create is not None:
                 events.append(create)
         if olds or news:
             events += self._binding_events(bindings, olds, news, frame)
         if mutated or rec.inplace or shown.changed:
-            events += self._mutate_events(mutated, shown.tensors, self._below[0])
+            events += self.changes.mutations(mutated, shown.tensors, self._below[0])
         if backward_events or shown.changed or added:
-            events += self._grad_events(shown.tensors, backward_events)
+            events += self.changes.grads(shown.tensors, backward_events)
         if rec.untracked:
-            events += self._untracked_events(shown.tensors)
+            events += self.changes.untracked(shown.tensors)
         if error is not None:
             events.append(error)
         return events
-
-    def _create(self, added: list[str], counts: tuple[int, int]) -> Create | None:
-        """The tensors and nodes the statement made (``counts``: how many there were as it began), if any."""
-        tensor_count, node_count = counts
-        new_tensors = sorted((x for x in added if x[0] == "t" and _num(x) > tensor_count), key=_num)
-        new_nodes = sorted((x for x in added if x[0] == "n" and _num(x) > node_count), key=_num)
-        grads = self._existing_grads(new_tensors) if new_tensors else {}
-        if grads:
-            new_tensors = [t for t in new_tensors if t not in grads]
-        if not (new_tensors or new_nodes or grads):
-            return None
-        shares = self._shared_memory(new_tensors, tensor_count) if new_tensors else ()
-        return Create(tuple(new_tensors), tuple(new_nodes), tuple(grads.items()), shares)
 
     def _step_predictions(self, bindings: dict[str, str], tensors: Mapping[str, TensorInfo],
                           nodes: Mapping[str, NodeInfo], events: list[Event],
@@ -420,51 +389,6 @@ class Tracer:
                 self.work["copied"] += len(view)
             out.append(view)
         return out[0], out[1]
-
-    def _existing_grads(self, new: list[str]) -> dict[str, str]:
-        """Of the tensors first shown at this step, those that are the ``.grad`` a tensor shown before already
-        had, unchanged, at the step before (``g = w.grad``): the statement made none of them. Id -> owner.
-        Owners are looked up by memory (``Shown.by_storage``): the work is that of the new tensors."""
-        shown, obj = self.shown, self.ids.obj
-        out: dict[str, str] = {}
-        touched: set[int] | None = None  # ``w.grad = g = ...``: this statement set that .grad itself
-        for tid in new:
-            info, t = shown.tensors.get(tid), obj(tid)
-            if t is None or info is None or info.requires_grad or info.grad_fn is not None:
-                continue
-            for owner in sorted(shown.by_storage.get(storage_of(t), ()), key=_num):
-                now = shown.tensors.get(owner)
-                was = shown.before(owner) if owner not in new and now is not None and now.grad is not None else None
-                if was is None or was.grad is None or (was.grad != now.grad and was.grad.text != now.grad.text):  # type: ignore[union-attr]
-                    continue
-                o = obj(owner)
-                if touched is None:
-                    touched = {id(x) for x in self.recorder.flagged}
-                if o is not None and id(o) not in touched and o.grad is t:
-                    out[tid] = owner
-                    break
-        return out
-
-    def _shared_memory(self, new: list[str], known: int) -> tuple[tuple[str, str], ...]:
-        """Of the tensors made by this step, those that are no view yet use the memory of a tensor shown before
-        (``nn.Parameter(h)``, ``w.data``, ``torch.from_numpy(h.numpy())``), each with the first such tensor.
-        A ``detach()`` is left out: its own event says it. Looked up by memory: the work is that of the new ones."""
-        shown, obj = self.shown, self.ids.obj
-        detached = {id(t) for t, _reason, source in self.recorder.untracked if source is not None}
-        out = []
-        for tid in new:
-            info, t = shown.tensors.get(tid), obj(tid)
-            if t is None or info is None or info.base is not None or id(t) in detached or not t.numel():
-                continue
-            s = storage_of(t)
-            if not s:
-                continue
-            for other in sorted(shown.by_storage.get(s, ()), key=_num):
-                o = obj(other) if _num(other) <= known else None
-                if o is not None and storage_of(o) == s:  # its own memory, not its .grad's
-                    out.append((tid, other))
-                    break
-        return tuple(out)
 
     def _rechecks(self, mutated: list[tuple[str, int, int]], others: bool) -> set[str] | None:
         """The shown tensors this statement may have changed; None: any of them.
@@ -593,104 +517,6 @@ class Tracer:
             entry = paths[id(module)] = (_weak(module), type(module).__name__)
         return entry[1]
 
-    # graph changes ----------------------------------------------------------
-    def _new_node(self, out: torch.Tensor, module: str) -> None:
-        """A call just made ``out`` and its node: read what the node saved, now, before the
-        statement can change it in place (``x.exp().add_(1)``), and note hook-packed values."""
-        if self.recorder.in_backward:
-            return
-        # called while the line hook still sees every call (Python 3.11): it is switched off first, so
-        # that none of our own calls goes through it (on 3.12+ switching it costs more than it saves)
-        # (the interpreter's own settrace and gettrace: the program's stand-ins pass gradtrace's calls on to them)
-        hook = _real_gettrace() if _SETTRACE_LINES else None
-        self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
-        try:  # an interrupt between the putting-back calls below: see on_statement
-            if hook is not None:
-                _real_settrace(None)
-            self._read_new_node(out, module)
-        except BaseException:
-            self._put_back()
-            raise
-
-    def _view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                    module: Any = None) -> None:
-        """A call on a view returned: what the node it hid inside ``CopySlices`` saved (see
-        :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`_new_node`."""
-        if self.recorder.in_backward:
-            return
-        hook = _real_gettrace() if _SETTRACE_LINES else None
-        self._undo = (gc.isenabled(), torch.is_grad_enabled(), hook)
-        try:  # an interrupt between the putting-back calls: see on_statement
-            if hook is not None:
-                _real_settrace(None)
-            with quiet():
-                self.book.view_write(func, args, kwargs, before, module)
-            if hook is not None:
-                _real_settrace(hook)
-            self._undo = None
-        except BaseException:
-            self._put_back()
-            raise
-
-    def _read_new_node(self, out: torch.Tensor, module: str, fn: Any = None) -> None:
-        """Walk the new nodes behind ``out`` (``fn``: its grad_fn, when read), with gc, grad mode and the
-        line hook off, once for all the nodes the walk finds; nothing when its node was read already
-        (a module's input, an output walked from another)."""
-        collecting, grad_mode, hook = self._undo or (gc.isenabled(), torch.is_grad_enabled(), None)
-        try:
-            with quiet():  # the learner's subclass or mode sees none of our reads
-                if fn is None:
-                    try:
-                        fn = out.grad_fn
-                    except RuntimeError:  # see graph.grad_fn_of
-                        fn = None
-                if fn is not None and self.ids.node(fn) is None:
-                    packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
-                    gc.disable()  # as in a snapshot: small acyclic records, and a collection would walk the whole trace
-                    torch._C._set_grad_enabled(False)
-                    self.book.walk(fn, output=out, module=module, packed=packed)
-        finally:
-            torch._C._set_grad_enabled(grad_mode)
-            if collecting:
-                gc.enable()
-            if hook is not None:
-                _real_settrace(hook)
-            self._undo = None
-
-    def _watch_backward(self, call: BackwardCall) -> list[Any] | None:
-        """A backward call starts: hooks on its nodes (see :mod:`.watch`); None when not watched."""
-        self._watched_calls += 1
-        if self._watched_calls > MAX_WATCHED_CALLS:
-            return None
-        collecting = gc.isenabled()
-        try:
-            with quiet():
-                gc.disable()
-                for _name, out, module in self.recorder.ops:  # this statement's nodes first, in creation order
-                    self.book.walk(grad_fn_of(out), output=out, module=module)
-                fns = [grad_fn_of(r) for r in call.roots]
-                for root, fn in zip(call.roots, fns, strict=True):
-                    self.book.walk(fn, output=root)
-                return watch_nodes(fns, self.ids, call.flow)
-        except Exception:  # watching is best effort: the call itself must run as written
-            return None
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _backwards(self) -> list[tuple[Any, list[tuple[str, str]]]]:
-        found = []
-        for call in self.recorder.backwards:
-            freed: list[tuple[str, str]] = []
-            for root in call.roots:
-                fn = grad_fn_of(root)
-                if fn is not None:
-                    self.book.walk(fn, output=root)
-                    if not call.retain_graph:  # a watched call's hooks told which nodes ran: only those freed
-                        freed += self.book.refresh_freed(fn, {f.node for f in call.flow} if call.flow else None)
-            found.append((call, freed))
-        return found
-
     # events (see .events) -----------------------------------------------------
     def _binding_events(
         self, bindings: dict[str, str], olds: list[dict[str, str]], news: list[dict[str, str]],
@@ -710,96 +536,6 @@ class Tracer:
 
     def _frame_scopes(self, frame: types.FrameType | None) -> set[str]:
         return self.names.scopes() if frame is not None else set()
-
-    def _mutate_events(self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo],
-                       in_op: bool = False) -> list[Event]:
-        direct: dict[str, str] = {}
-        where: dict[str, int | None] = {}  # storage of each tensor changed directly
-        for op, target in self.recorder.inplace:
-            tid = self.ids.tensor(target)
-            if tid is not None:
-                direct.setdefault(tid, op)
-                where.setdefault(tid, storage_of(target))
-
-        def shares(tid: str, other: str) -> bool:  # changed through a view: the two share memory
-            t = self.ids.obj(tid)
-            mine = None if t is None else storage_of(t)
-            return mine is not None and where[other] == mine
-
-        made, made_from = self._made_and_changed(mutated, tensors)
-        return mutate_events(mutated + made, direct, self.shown.before, tensors, self.shown.changed, self._stale,
-                             shares, IN_OP_WRITE if in_op else UNSEEN_WRITE, made_from)
-
-    def _made_and_changed(
-        self, mutated: list[tuple[str, int, int]], tensors: Mapping[str, TensorInfo]
-    ) -> tuple[list[tuple[str, int, int]], dict[str, str | None]]:
-        """Tensors shown for the first time that the statement's in-place calls changed (``y = x.exp().add_(1)``,
-        ``ReLU(inplace=True)`` of a new tensor): ``(tid, version before, now)`` and the node each had before."""
-        out: list[tuple[str, int, int]] = []
-        nodes: dict[str, str | None] = {}
-        done = {tid for tid, _v0, _v1 in mutated}
-        before, ids = self.shown.before, self.ids
-        for t, v0, fn in self.recorder.changed_from:  # in call order: the first change of each tensor counts
-            tid = ids.tensor(t)
-            if tid is None or tid in done or tid not in tensors or before(tid) is not None:
-                continue
-            done.add(tid)
-            v1 = version_of(t)
-            if v1 != v0:
-                out.append((tid, v0, v1))
-                nodes[tid] = None if fn is None else ids.node(fn)
-        return out, nodes
-
-    def _stale(self, tid: str, version: int) -> tuple[tuple[str, str], ...]:
-        return stale_saves(self.book, tid, version)
-
-    def _grad_events(
-        self, tensors: Mapping[str, TensorInfo], backward_events: list[tuple[Any, list[tuple[str, str]]]]
-    ) -> list[Event]:
-        shown = self.shown
-        changes = grad_changes((*shown.changed, *shown.added), shown.before, tensors)
-        if not backward_events:
-            return [make_grad(c) for c in changes]
-        out: list[Event] = []
-        for i, (call, freed) in enumerate(backward_events):
-            first, *others = self._roots(call) or [Root(None, None, None)]
-            out.append(
-                Backward(
-                    root=first.tensor,
-                    gradient=first.gradient,
-                    retain_graph=call.retain_graph,
-                    grads=tuple(changes) if i == len(backward_events) - 1 else (),
-                    freed=tuple(freed),
-                    call=call.call,
-                    root_node=first.node,
-                    flow=tuple(call.flow),
-                    others=tuple(others),
-                )
-            )
-        return out
-
-    def _roots(self, call: BackwardCall) -> list[Root]:
-        """Each tensor ``call`` starts from, with its node and the gradient given for it."""
-        grads = call.gradient if isinstance(call.gradient, (list, tuple)) else [call.gradient]
-        out = []
-        for k, root in enumerate(call.roots):
-            fn = grad_fn_of(root)
-            g = grads[k] if k < len(grads) else None
-            out.append(Root(self.ids.tensor(root), None if fn is None else self.ids.node(fn),
-                            summarize(g) if isinstance(g, torch.Tensor) else None))
-        return out
-
-    def _untracked_events(self, tensors: Mapping[str, TensorInfo]) -> list[Event]:
-        out: list[Event] = []
-        for t, reason, source in self.recorder.untracked:
-            tid = self.ids.tensor(t)
-            if tid is None or tid not in tensors:
-                continue
-            shares = None
-            if source is not None:
-                shares = self.ids.stamp(source)[0]
-            out.append(Untracked(tid, reason, shares))
-        return out
 
     def _predictions(
         self, bindings: dict[str, str], nodes: Mapping[str, NodeInfo], error: Error | None = None,
