@@ -18,7 +18,7 @@ import torch
 from gradtrace.model import Backward, Mutate
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING
-from gradtrace.tracer.recorder import needs_mode
+from gradtrace.tracer.statement_text import needs_mode
 from gradtrace.tracer.watch import BACKWARD_CODES
 
 PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]

@@ -55,17 +55,9 @@ import torch
 
 from ..model import Error, Step, Trace
 from . import safe
-from .recorder import (
-    _DISPATCHER,
-    _SHIELDED,
-    Recorder,
-    called_names,
-    calls_in_place,
-    grads_may_change,
-    held_calls,
-    needs_mode,
-)
+from .recorder import _DISPATCHER, _SHIELDED, Recorder
 from .stack import nodes_before_raise
+from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
 from .watch import BACKWARD_CODES
 
