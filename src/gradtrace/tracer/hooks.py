@@ -19,8 +19,9 @@ from typing import Any
 
 import torch
 
+from .copyslices import ViewWrite, view_write
 from .driver import _real_gettrace, _real_settrace
-from .graph import GraphBook, ViewWrite, grad_fn_of
+from .graph import GraphBook, grad_fn_of
 from .ids import Ids
 from .quiet import quiet
 from .recorder import Recorder
@@ -70,9 +71,9 @@ class NodeHooks:
             raise
 
     def view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                    module: Any = None) -> None:
+                   module: Any = None) -> None:
         """A call on a view returned: what the node it hid inside ``CopySlices`` saved (see
-        :meth:`.graph.GraphBook.view_write`), with the line hook off as in :meth:`new_node`."""
+        :func:`.copyslices.view_write`), with the line hook off as in :meth:`new_node`."""
         if self.recorder.in_backward:
             return
         hook = _real_gettrace() if _SETTRACE_LINES else None
@@ -81,7 +82,7 @@ class NodeHooks:
             if hook is not None:
                 _real_settrace(None)
             with quiet():
-                self.book.view_write(func, args, kwargs, before, module)
+                view_write(self.book, func, args, kwargs, before, module)
             if hook is not None:
                 _real_settrace(hook)
             self.undo = None

@@ -32,7 +32,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .graph import ViewWrite, grad_fn_of, version_of, view_write_before
+from .copyslices import ViewWrite, view_write_before
+from .graph import grad_fn_of, version_of
 from .stack import ensure_deep_stack
 from .statement_text import _inplace_name
 from .watch import BACKWARD_CODES, BackwardCall, backward_call
@@ -246,7 +247,7 @@ class Recorder(TorchFunctionMode):
         #: forward) returns, so the node's saved values are read before a later call changes them
         self.on_node: Callable[[torch.Tensor, str], None] | None = None
         #: called after a call whose first argument is a view, with the call and what was noted before it
-        #: (:func:`.graph.view_write_before`): an in-place call there hides its node inside ``CopySlices``
+        #: (:func:`.copyslices.view_write_before`): an in-place call there hides its node inside ``CopySlices``
         self.on_view_write: Callable[..., None] | None = None
         #: id(module) -> the views among a running module's inputs, as noted when its forward began
         self._view_inputs: dict[int, list[tuple[torch.Tensor, ViewWrite]]] = {}
