@@ -239,6 +239,35 @@ class Driver:
                 self._internal_failure(exc)
             if len(rec.nodes_read) > rec.deep_at:
                 rec.deepen()
+        taken = self._run_inside(call)
+        self._wind_down(taken)
+        final = None
+        if self.capped and self.internal_error is None:
+            try:
+                final = self.owner.on_statement(None, Statement(0, "<end>", False), "<module>", None)
+            except Exception as exc:
+                self._internal_failure(exc)
+        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
+            rec.deepen()
+        if self.internal_error is not None:
+            # (stack levels: the warnings point where the entry function was called, past Tracer.run)
+            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=4)
+        self._seen_exc.clear()
+        trace = Trace(
+            source=self.source,
+            filename=self.filename,
+            steps=tuple(self.steps),
+            error=self.error,
+            steps_unrecorded=self.unrecorded,
+            max_steps=self.max_steps,
+            final=final,
+        )
+        _last_trace[:] = [trace]
+        return trace
+
+    def _run_inside(self, call: Callable[[], Any]) -> bool:
+        """Run ``call`` on one of the two paths, the runs of this thread it started inside paused; True when
+        the program replaced the trace function (settrace path)."""
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
@@ -255,6 +284,11 @@ class Driver:
             _RUNNING.remove(self)
             for outer in outers:
                 outer._paused -= 1
+        return taken
+
+    def _wind_down(self, taken: bool) -> None:
+        """The run ended: its error noted, the statements still running finished, the running calls let go
+        (``taken``: the program replaced the trace function, which it is warned of)."""
         if self.exception is not None:  # read untraced: its __str__ may be the learner's code
             raised = self.exception
             self.error = Error(type(raised).__name__, safe.exception_message(raised),
@@ -272,30 +306,8 @@ class Driver:
                 "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
                 f"not follow it after line {last}: what ran later is credited to that line's step. The code "
                 "itself ran unchanged; take the sys.settrace call out to see every step.",
-                RuntimeWarning, stacklevel=3,
+                RuntimeWarning, stacklevel=5,
             )
-        final = None
-        if self.capped and self.internal_error is None:
-            try:
-                final = self.owner.on_statement(None, Statement(0, "<end>", False), "<module>", None)
-            except Exception as exc:
-                self._internal_failure(exc)
-        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
-            rec.deepen()
-        if self.internal_error is not None:
-            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
-        self._seen_exc.clear()
-        trace = Trace(
-            source=self.source,
-            filename=self.filename,
-            steps=tuple(self.steps),
-            error=self.error,
-            steps_unrecorded=self.unrecorded,
-            max_steps=self.max_steps,
-            final=final,
-        )
-        _last_trace[:] = [trace]
-        return trace
 
     def _start_recording(self) -> None:
         self.recorder.watch_modules()

@@ -871,17 +871,7 @@ class GraphBook:
         in a storage of :attr:`dirty` (written, maybe without a version bump) is summarised again.
         """
         stale: list[tuple[str, str]] = []
-        dirty = self.dirty
-        want: set[str] = set()
-        untracked, no_id = self.untracked, self._no_id
-        for storage in set(written):
-            held = untracked.get(storage)
-            if held:
-                want |= held if storage in dirty else held & no_id
-        life = self._life
-        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
-            want.discard(dead)
-            self._settled(dead)
+        want = self._untracked_written(written)
         if not want:
             return stale
         ids, work = self.ids, self.work
@@ -901,41 +891,62 @@ class GraphBook:
             if info is None or nid in self.packed:
                 self._settled(nid)
                 continue
-            now = dict(read_saved(node))
-            hidden = nid in self._hidden  # its values are read through their tensors (see .copyslices.view_write)
-            saved = []
-            changed = False
-            for s in info.saved:
-                through_base = False
-                if s.state != ALIVE:
-                    data = None
-                elif hidden and s.tensor is not None:
-                    data = ids.obj(s.tensor)
-                    if data is None:  # the program dropped the view: its base counts its versions
-                        ref = self._hidden_base.get((nid, s.name))
-                        data = None if ref is None else ref()
-                        through_base = True
-                else:
-                    data = now.get(s.name)
-                if data is not None and s.saved_version is not None:
-                    version = version_of(data)
-                    if (s.tensor is None or hidden) and version != s.saved_version:
-                        s = _with(s, state=STALE, version=version)
-                        stale.append((nid, s.name))
-                        changed = True
-                        self.stale.add(nid)
-                    elif version == s.saved_version and storage_of(data) in dirty and not through_base:
-                        value = self.summary(None, data, version)  # written behind the version counter?
-                        if value != s.value:
-                            s = _with(s, value=value)
-                            changed = True
-                saved.append(s)
-            if changed:
-                self.nodes[nid] = _with(info, saved=tuple(saved))
-                self.changed.add(nid)
-            if not any(s.state == ALIVE for s in saved):
-                self._settled(nid)  # nothing left alive to change
+            self._recheck_untracked(node, nid, info, stale)
         return stale
+
+    def _untracked_written(self, written: Iterable[int | None]) -> set[str]:
+        """The live nodes of :attr:`untracked` filed under a storage in ``written`` (those whose values no id
+        follows; all of them for a storage of :attr:`dirty`); the dead ones are let go."""
+        dirty = self.dirty
+        want: set[str] = set()
+        untracked, no_id = self.untracked, self._no_id
+        for storage in set(written):
+            held = untracked.get(storage)
+            if held:
+                want |= held if storage in dirty else held & no_id
+        life = self._life
+        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
+            want.discard(dead)
+            self._settled(dead)
+        return want
+
+    def _recheck_untracked(self, node: Any, nid: str, info: NodeInfo, stale: list[tuple[str, str]]) -> None:
+        """Read node ``nid``'s saved values again (see :meth:`check_untracked`); those gone stale join ``stale``."""
+        ids, dirty = self.ids, self.dirty
+        now = dict(read_saved(node))
+        hidden = nid in self._hidden  # its values are read through their tensors (see .copyslices.view_write)
+        saved = []
+        changed = False
+        for s in info.saved:
+            through_base = False
+            if s.state != ALIVE:
+                data = None
+            elif hidden and s.tensor is not None:
+                data = ids.obj(s.tensor)
+                if data is None:  # the program dropped the view: its base counts its versions
+                    ref = self._hidden_base.get((nid, s.name))
+                    data = None if ref is None else ref()
+                    through_base = True
+            else:
+                data = now.get(s.name)
+            if data is not None and s.saved_version is not None:
+                version = version_of(data)
+                if (s.tensor is None or hidden) and version != s.saved_version:
+                    s = _with(s, state=STALE, version=version)
+                    stale.append((nid, s.name))
+                    changed = True
+                    self.stale.add(nid)
+                elif version == s.saved_version and storage_of(data) in dirty and not through_base:
+                    value = self.summary(None, data, version)  # written behind the version counter?
+                    if value != s.value:
+                        s = _with(s, value=value)
+                        changed = True
+            saved.append(s)
+        if changed:
+            self.nodes[nid] = _with(info, saved=tuple(saved))
+            self.changed.add(nid)
+        if not any(s.state == ALIVE for s in saved):
+            self._settled(nid)  # nothing left alive to change
 
     def _settled(self, nid: str) -> None:
         """Node ``nid`` has no saved value left that a write could change: no longer filed."""

@@ -614,14 +614,7 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]], dep
         for bname, b in safe.named_buffers(value):  # running statistics, register_buffer
             out.append((f"{name}.{bname}", b))
     elif safe.is_a(value, (list, tuple)):
-        fields = _fields_of(value)
-        for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
-            label = f"{name}.{fields[i]}" if i < len(fields) else f"{name}[{i}]"
-            if safe.is_a(item, torch.Tensor):
-                if not safe.is_lazy(item):
-                    out.append((label, item))
-            elif depth < MAX_OBJECT_DEPTH and safe.is_learner_object(item):  # ``layers = [Linear(2, 3), ...]``
-                _collect_one(label, item, out, depth + 1)
+        _collect_items(name, value, out, depth)
     elif safe.is_a(value, dict):
         for i, (key, item) in enumerate(list(value.items())):
             if i >= MAX_CONTAINER_ITEMS:
@@ -632,6 +625,20 @@ def _collect_one(name: str, value: Any, out: list[tuple[str, torch.Tensor]], dep
         for attr, item in safe.object_items(value)[:MAX_CONTAINER_ITEMS]:
             if safe.is_a(item, (torch.Tensor, torch.nn.Module, list, tuple, dict)) or safe.is_learner_object(item):
                 _collect_one(f"{name}.{safe.clean(attr)}", item, out, depth + 1)
+
+
+def _collect_items(name: str, value: list[Any] | tuple[Any, ...], out: list[tuple[str, torch.Tensor]],
+                   depth: int) -> None:
+    """:func:`_collect_one` of a list or tuple: its tensors (a namedtuple's by field name), and the learner's
+    objects in it (``layers = [Linear(2, 3), ...]``)."""
+    fields = _fields_of(value)
+    for i, item in enumerate(list(value[:MAX_CONTAINER_ITEMS])):
+        label = f"{name}.{fields[i]}" if i < len(fields) else f"{name}[{i}]"
+        if safe.is_a(item, torch.Tensor):
+            if not safe.is_lazy(item):
+                out.append((label, item))
+        elif depth < MAX_OBJECT_DEPTH and safe.is_learner_object(item):
+            _collect_one(label, item, out, depth + 1)
 
 
 def _fields_of(value: Any) -> tuple[str, ...]:
