@@ -101,11 +101,7 @@ class Tracer:
         self.recorder = Recorder(self._module_path)
         #: what the recorder calls while a statement runs (and what to put back when an interrupt lands)
         self.hooks = NodeHooks(self.ids, self.book, self.recorder)
-        self.recorder.watch = self.hooks.watch_backward
-        self.recorder.unwatch = unwatch_nodes
-        self.recorder.on_node = self.hooks.new_node
-        self.recorder.on_view_write = self.hooks.view_write
-        self.recorder.known_node = self.ids.node
+        self._attach_recorder()
         self._module_paths: dict[int, tuple[Callable[[], Any], str]] = {}
         self.steps: list[Step] = []
         self.prev: Step | None = None
@@ -114,21 +110,35 @@ class Tracer:
                              self.recorder, self.book, self.steps, line_events)
         #: ids of named tensors whose memory torch did not allocate (``from_numpy``, ``frombuffer``)
         self.foreign: list[str] = []
-        #: storages of tensors handed to NumPy (``x.detach().numpy()``): NumPy can write them unseen
-        self._numpy_storages: set[int] = set()
-        #: tensor and node counts when the statement being run began
-        self._counts = (0, 0)
         #: work done, counted (tests compare it across sizes): frames read, tensors read, nodes added, ...
         self.work: Counter[str] = Counter()
         self.shown = Shown(self.ids, self.book, self.work)
         #: the events that need the live tensors to tell
         self.changes = Changes(self.ids, self.book, self.shown, self.recorder)
+        #: the names of every scope, read incrementally
+        self.names = Names(globals_ns, self.ids, self.driver._labels, self.foreign, self.work)
+        self._init_step_state()
+
+    def _attach_recorder(self) -> None:
+        """The recorder calls the hooks while a statement runs, and :meth:`_release` when recording stops."""
+        rec, hooks = self.recorder, self.hooks
+        rec.watch = hooks.watch_backward
+        rec.unwatch = unwatch_nodes
+        rec.on_node = hooks.new_node
+        rec.on_view_write = hooks.view_write
+        rec.known_node = self.ids.node
+        rec.on_stop = self._release
+
+    def _init_step_state(self) -> None:
+        """What one step leaves for the next to compare with."""
+        #: storages of tensors handed to NumPy (``x.detach().numpy()``): NumPy can write them unseen
+        self._numpy_storages: set[int] = set()
+        #: tensor and node counts when the statement being run began
+        self._counts = (0, 0)
         #: the bindings the shown roots were counted from (None: they were not theirs alone)
         self._roots_of: dict[str, str] | None = None
         #: the update of what is shown the last step's tensors and nodes mappings show
         self._views_at = -1
-        #: the names of every scope, read incrementally
-        self.names = Names(globals_ns, self.ids, self.driver._labels, self.foreign, self.work)
         #: the threads running when the trace began (a notebook kernel's own), and others seen at the last step
         self._threads = {t.ident for t in threading.enumerate()}
         self._threads_seen: frozenset[int | None] | None = None
@@ -138,7 +148,6 @@ class Tracer:
         #: handler may have written, below autograd, with no step of its own: during ``backward()``, from code
         #: not traced). Either way a write may have moved no version.
         self._below = (False, False)
-        self.recorder.on_stop = self._release
 
     # ------------------------------------------------------------ the run, as its driver tells it
     def run(self, call: Callable[[], Any]) -> Trace:
