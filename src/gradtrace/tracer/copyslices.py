@@ -171,10 +171,10 @@ def _swap(x: Any, twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]]) -> A
     return x
 
 
-def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                  copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
-    target = args[0]
-    twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}  # id(tensor) -> (tensor, stand-in, version)
+def _stand_ins(before: ViewWrite, target: torch.Tensor) -> dict[int, tuple[torch.Tensor, torch.Tensor, int]] | None:
+    """id(tensor) -> (tensor, its stand-in, its version before the call) for each of the call's tensors; None
+    when they would take more than :data:`STAND_IN_BYTES`, or one is not a plain strided CPU tensor."""
+    twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}
     distinct = {id(t): t for t, _v, _g in before.tensors}.values()
     if sum(t.numel() * t.element_size() for t in distinct) > STAND_IN_BYTES:
         return None
@@ -185,7 +185,15 @@ def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], befo
                 or t.device.type != "cpu":
             return None
         twins[id(t)] = (t, _stand_in(t, grad, t is target), version)
+    return twins
 
+
+def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
+                  copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
+    target = args[0]
+    twins = _stand_ins(before, target)
+    if twins is None:
+        return None
     twin = twins[id(target)][1]
     start = grad_fn_of(twin)
     func(*(_swap(a, twins) for a in args), **{k: _swap(v, twins) for k, v in kwargs.items()})
