@@ -1,7 +1,7 @@
 """What the node inside a ``CopySlices`` saved, as the tracer learns it, checked against PyTorch itself.
 
 An in-place call on a view hides its node (and the values it saved) inside ``CopySlices``.
-:func:`gradtrace.tracer.graph.hidden_saves` makes the same call on stand-ins to learn which of
+:func:`gradtrace.tracer.copyslices.hidden_saves` makes the same call on stand-ins to learn which of
 the call's tensors that node saved. Each claim is checked here by changing each tensor in place
 and running backward plainly: it fails on a stale value iff the tensor was said to be saved.
 """
@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import gradtrace
-from gradtrace.tracer.graph import hidden_saves, view_write_before
+from gradtrace.tracer.copyslices import hidden_saves, view_write_before
 
 STALE = "modified by an inplace operation"
 
@@ -210,16 +210,16 @@ def test_no_stand_in_call_while_the_program_profiles() -> None:
 def test_no_stand_in_bigger_than_the_memory_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     # stand-ins are as big as the call's tensors: past the cap none is made (a kernel never runs out of
     # memory for a prediction), and under it the same call is learned
-    import gradtrace.tracer.graph as graph
+    import gradtrace.tracer.copyslices as copyslices
 
     _w, b, a, c = _setup(False)
     before = view_write_before((a, c), {})
     assert before is not None
     a.mul_(c)
     size = a.numel() * a.element_size() + c.numel() * c.element_size()
-    monkeypatch.setattr(graph, "STAND_IN_BYTES", size)
+    monkeypatch.setattr(copyslices, "STAND_IN_BYTES", size)
     assert hidden_saves(torch.Tensor.mul_, (a, c), {}, before, b.grad_fn) is not None
-    monkeypatch.setattr(graph, "STAND_IN_BYTES", size - 1)
+    monkeypatch.setattr(copyslices, "STAND_IN_BYTES", size - 1)
     made: list[int] = []
     real_zeros = torch.zeros
     monkeypatch.setattr(torch, "zeros", lambda *args, **kw: made.append(1) or real_zeros(*args, **kw))

@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from gradtrace.model import Backward, Mutate
-from gradtrace.tracer.backward import BACKWARD_CODES
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING
-from gradtrace.tracer.recorder import needs_mode
+from gradtrace.tracer.statement_text import needs_mode
+from gradtrace.tracer.watch import BACKWARD_CODES
 
 PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
 

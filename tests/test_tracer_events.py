@@ -259,7 +259,7 @@ def test_backward_flow_records_the_reverse_pass_in_engine_order():
 
 
 def test_only_the_first_backward_calls_of_a_trace_are_watched():
-    from gradtrace.tracer.flow import MAX_WATCHED_CALLS
+    from gradtrace.tracer.watch import MAX_WATCHED_CALLS
 
     src = (
         "w = torch.tensor(2., requires_grad=True)\n"

@@ -112,7 +112,7 @@ def test_a_tensor_info_made_fast_is_the_one_the_constructor_makes() -> None:
     import dataclasses
 
     from gradtrace.model import Summary, TensorInfo
-    from gradtrace.tracer.scene import _tensor_info
+    from gradtrace.tracer.shown import _tensor_info
 
     fields = {f.name: f"v{i}" for i, f in enumerate(dataclasses.fields(TensorInfo))}
     fields.update(value=Summary("1."), grad=None, shape=(2, 3))

@@ -13,7 +13,7 @@ import pytest
 
 import gradtrace
 from gradtrace.model import Step
-from gradtrace.tracer.core import Tracer, _step
+from gradtrace.tracer.session import Tracer, _step
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -123,7 +123,7 @@ class _Plain:
 
 
 def test_the_name_cache_tells_a_new_object_at_a_freed_objects_address():
-    from gradtrace.tracer.core import _Held
+    from gradtrace.tracer.names import _Held
 
     a = _Plain()
     held = _Held([a, 1, "s"])

@@ -20,7 +20,7 @@ import torch
 import gradtrace
 from gradtrace.tracer.core import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING
-from gradtrace.tracer.recorder import called_names, calls_in_place, held_calls
+from gradtrace.tracer.statement_text import called_names, calls_in_place, held_calls
 
 PATHS = ["settrace", *(["monitoring"] if HAS_MONITORING else [])]
 STALE = "modified by an inplace operation"

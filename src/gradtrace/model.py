@@ -300,7 +300,7 @@ class Backward:
     ``root_node`` and ``gradient`` tell the first tensor it starts from, ``others``
     the rest. ``flow`` records the reverse pass node by node (empty when the graph was
     too large to watch, or past the first few backward calls of a trace: see
-    ``gradtrace.tracer.flow``).
+    ``gradtrace.tracer.watch``).
     """
 
     root: str | None

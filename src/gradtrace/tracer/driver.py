@@ -2,11 +2,11 @@
 
 Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
-:class:`RunDriver` is the half of :class:`~gradtrace.tracer.core.Tracer` that runs
+:class:`Driver` is the part of a :class:`~gradtrace.tracer.session.Tracer` that runs
 the code: it hears which line of the traced source is about to run, groups lines
 into statements (:mod:`.statements`), names each running call (``fib()``,
-``fib()#3`` while another ``fib`` runs), and asks the tracer for a snapshot each
-time a statement finishes. It hears lines one of two ways:
+``fib()#3`` while another ``fib`` runs), and calls its owner's ``on_statement``
+each time a statement finishes. It hears lines one of two ways:
 
 ``monitoring`` (Python 3.12 and later, the default there)
     :mod:`sys.monitoring` with a tool id of its own. Line, return, yield and jump
@@ -31,7 +31,7 @@ time a statement finishes. It hears lines one of two ways:
 
 Both give the same trace for the same program (``tests/test_tracer_paths.py``
 compares them). The path is chosen by the ``line_events`` argument of
-:class:`~gradtrace.tracer.core.Tracer` (``"auto"``, ``"monitoring"`` or
+:class:`~gradtrace.tracer.session.Tracer` (``"auto"``, ``"monitoring"`` or
 ``"settrace"``), else by the environment variable ``GRADTRACE_LINE_EVENTS``
 (same values), else automatically by the Python version. Asking for
 ``monitoring`` on a Python without it is an error as an argument and falls back
@@ -49,25 +49,17 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from ..model import Error, Step, Trace
 from . import safe
-from .backward import BACKWARD_CODES
-from .recorder import (
-    _DISPATCHER,
-    _SHIELDED,
-    Recorder,
-    called_names,
-    calls_in_place,
-    grads_may_change,
-    held_calls,
-    needs_mode,
-)
+from .recorder import _DISPATCHER, _SHIELDED, Recorder
 from .stack import nodes_before_raise
+from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
+from .watch import BACKWARD_CODES
 
 
 def _compiling() -> bool:
@@ -113,7 +105,7 @@ _mode_stack_size = torch._C._len_torch_function_stack
 _BACKWARD_KIND = BACKWARD_CODES
 #: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
 _BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
-#: what :meth:`RunDriver._kind` says of a code object, besides None and a backward call's kind
+#: what :meth:`Driver._kind` says of a code object, besides None and a backward call's kind
 _UNSEEN = object()
 _FUNCTION = object()
 _OTHER = object()
@@ -149,31 +141,36 @@ class _Pending:
 
 
 #: the drivers running now, innermost last: a run started inside another pauses the outer one
-_RUNNING: list[RunDriver] = []
+_RUNNING: list[Driver] = []
 
 
-class RunDriver:
-    """Runs traced code and calls :meth:`_snapshot` after each statement (a base of ``Tracer``)."""
+class Owner(Protocol):
+    """What a driver's owner gives it: the step before, and a step after each statement."""
 
-    # set by Tracer.__init__ (the tracer's other half reads them too)
-    source: str
-    filename: str
-    max_steps: int
-    globals_ns: dict[str, Any] | None
-    statements: Statements
-    line_range: tuple[int, int] | None
-    recorder: Recorder
-    book: GraphBook
-    steps: list[Step]
     prev: Step | None
 
-    if TYPE_CHECKING:
-        def _snapshot(
-            self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
-            recorded: bool = True,
-        ) -> Step: ...
+    def on_statement(
+        self, frame: types.FrameType | None, stmt: Statement, frame_name: str, error: Error | None,
+    ) -> Step: ...
 
-    def _init_driver(self, line_events: str | None) -> None:
+
+class Driver:
+    """Runs traced code and calls its owner's ``on_statement`` after each statement."""
+
+    def __init__(self, owner: Owner, source: str, filename: str, max_steps: int, globals_ns: dict[str, Any] | None,
+                 statements: Statements, line_range: tuple[int, int] | None, recorder: Recorder, book: GraphBook,
+                 steps: list[Step], line_events: str | None) -> None:
+        self.owner = owner
+        self.source = source
+        self.filename = filename
+        self.max_steps = max_steps
+        self.globals_ns = globals_ns
+        self.statements = statements
+        self.line_range = line_range
+        self.recorder = recorder
+        self.book = book
+        #: the owner's list of steps (each statement's is appended here)
+        self.steps = steps
         #: ``"monitoring"`` or ``"settrace"``: how this run hears lines (see the module's text); an
         #: argument is checked now, the environment variable when the run starts (None until then)
         self.line_events: str | None = None if line_events is None else choose_line_events(line_events)
@@ -234,14 +231,43 @@ class RunDriver:
             self.line_events = choose_line_events(None)
         rec = self.recorder
         rec.nodes_read, rec.deep_at = self.book.nodes, nodes_before_raise()
-        if self.globals_ns is not None and self.prev is None:
+        if self.globals_ns is not None and self.owner.prev is None:
             # what the namespace already holds is the baseline, not news of the first step
             try:
-                self.prev = self._snapshot(None, Statement(0, "<start>", False), "<module>", None)
+                self.owner.prev = self.owner.on_statement(None, Statement(0, "<start>", False), "<module>", None)
             except Exception as exc:  # never stop the learner's code from running
                 self._internal_failure(exc)
             if len(rec.nodes_read) > rec.deep_at:
                 rec.deepen()
+        taken = self._run_inside(call)
+        self._wind_down(taken)
+        final = None
+        if self.capped and self.internal_error is None:
+            try:
+                final = self.owner.on_statement(None, Statement(0, "<end>", False), "<module>", None)
+            except Exception as exc:
+                self._internal_failure(exc)
+        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
+            rec.deepen()
+        if self.internal_error is not None:
+            # (stack levels: the warnings point where the entry function was called, past Tracer.run)
+            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=4)
+        self._seen_exc.clear()
+        trace = Trace(
+            source=self.source,
+            filename=self.filename,
+            steps=tuple(self.steps),
+            error=self.error,
+            steps_unrecorded=self.unrecorded,
+            max_steps=self.max_steps,
+            final=final,
+        )
+        _last_trace[:] = [trace]
+        return trace
+
+    def _run_inside(self, call: Callable[[], Any]) -> bool:
+        """Run ``call`` on one of the two paths, the runs of this thread it started inside paused; True when
+        the program replaced the trace function (settrace path)."""
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
@@ -258,6 +284,11 @@ class RunDriver:
             _RUNNING.remove(self)
             for outer in outers:
                 outer._paused -= 1
+        return taken
+
+    def _wind_down(self, taken: bool) -> None:
+        """The run ended: its error noted, the statements still running finished, the running calls let go
+        (``taken``: the program replaced the trace function, which it is warned of)."""
         if self.exception is not None:  # read untraced: its __str__ may be the learner's code
             raised = self.exception
             self.error = Error(type(raised).__name__, safe.exception_message(raised),
@@ -275,30 +306,8 @@ class RunDriver:
                 "the program replaced the trace function (sys.settrace) while it ran, so gradtrace could "
                 f"not follow it after line {last}: what ran later is credited to that line's step. The code "
                 "itself ran unchanged; take the sys.settrace call out to see every step.",
-                RuntimeWarning, stacklevel=3,
+                RuntimeWarning, stacklevel=5,
             )
-        final = None
-        if self.capped and self.internal_error is None:
-            try:
-                final = self._snapshot(None, Statement(0, "<end>", False), "<module>", None, recorded=False)
-            except Exception as exc:
-                self._internal_failure(exc)
-        if len(rec.nodes_read) > rec.deep_at:  # the final snapshot's reads
-            rec.deepen()
-        if self.internal_error is not None:
-            warnings.warn(self._failure_words(self.internal_error), RuntimeWarning, stacklevel=3)
-        self._seen_exc.clear()
-        trace = Trace(
-            source=self.source,
-            filename=self.filename,
-            steps=tuple(self.steps),
-            error=self.error,
-            steps_unrecorded=self.unrecorded,
-            max_steps=self.max_steps,
-            final=final,
-        )
-        _last_trace[:] = [trace]
-        return trace
 
     def _start_recording(self) -> None:
         self.recorder.watch_modules()
@@ -631,7 +640,9 @@ class RunDriver:
             return
         # (or a call the text does not tell: the bare names and the items or attributes, in one scope read)
         asked = need[0] or bool(need[2] or need[3]) and calls_in_place(frame, need[2], need[3])
-        if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:  # needs_mode_now
+        if asked or not _grad_enabled() or _inference_mode() or _saved_hooks(False) is not None:
+            # (the state it starts in asks for the mode too: grad off, inference mode, saved-tensor hooks, whose
+            # packed values are only the learner's to unpack)
             listens = self._learner_listens()
             if listens != "trace":  # under the program's own mode the recorder goes below it
                 pending.mode = True
@@ -723,7 +734,7 @@ class RunDriver:
         if self._suspects:
             self._note_suspects()
             self._suspects.pop(frame, None)
-        step = self._snapshot(frame, pending.stmt, name, pending.error)
+        step = self.owner.on_statement(frame, pending.stmt, name, pending.error)
         self.steps.append(step)
         rec = self.recorder
         if len(rec.nodes_read) > rec.deep_at:

@@ -11,27 +11,28 @@ nodes a ``backward()`` ran through.
 
 from __future__ import annotations
 
-import functools
 import re
-import types
-import warnings
 import weakref
 from collections.abc import Iterable
 from itertools import compress, count, islice
 from operator import gt, itemgetter, not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..model import ALIVE, FREED, STALE, Edge, NodeInfo, SavedValue, Summary
 from .ids import Ids
-from .quiet import quiet
 from .summary import deferred, format_number, summarize
+
+if TYPE_CHECKING:
+    from .copyslices import ViewWrite
 
 _PREFIX = "torch::autograd::"
 #: what a saved value packed by a learner's hook shows (reading it would run the unpack hook)
 PACKED = "packed by a hook"
 MAX_ATTR_CHARS = 80
+#: ``CopySlices``' name, as :func:`node_name` gives it
+COPY_SLICES = "CopySlices"
 
 
 class Kind:
@@ -334,215 +335,6 @@ def _with_accumulators(plain: list[tuple[Any, ...]], accs: dict[int, tuple[Any, 
     return out
 
 
-# --------------------------------------------- what a node wrapped in CopySlices saved
-# An in-place call on a view (``a.mul_(c)`` with ``a = b.reshape(-1)``) makes its node (``MulBackward0``)
-# and hands it to a ``CopySlices`` node on the base; PyTorch keeps that inner node, and so the values it
-# saved, out of Python's reach (``CopySlices`` exposes no ``fn`` and no saved slots). What it saved is
-# learned from PyTorch itself: the same call is made again on stand-ins of its tensors (zeros of the same
-# shapes and dtypes, on the CPU, the random stream put back after), on a target that is no view, so the
-# node it makes is the target's own and its saved slots can be read. Which stand-in each slot holds, and
-# at which version, says which of the learner's tensors the hidden node saved, and at which version.
-# (Meta tensors would cost no memory, but their first use imports sympy: seconds and 800 modules.)
-
-#: the types of the other arguments a call may have for it to be made again: nothing that runs Python code
-_PLAIN_ARGS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis), torch.dtype,
-                         torch.device, torch.memory_format, torch.layout, torch.Size})
-#: the most memory the stand-ins of one call may take: a bigger call's hidden saves are not learned (a
-#: kernel must never run out of memory for a prediction)
-STAND_IN_BYTES = 64 << 20
-#: ``CopySlices``' name, as :func:`node_name` gives it
-COPY_SLICES = "CopySlices"
-
-
-class ViewWrite:
-    """What a call whose first argument is a view is noted with before it runs (see :func:`view_write_before`)."""
-
-    __slots__ = ("base_fn", "tensors", "version")
-
-    def __init__(self, base_fn: Any, tensors: list[tuple[torch.Tensor, int, bool]], version: int) -> None:
-        #: the base's ``grad_fn`` before the call (a new ``CopySlices`` after it means the call made one)
-        self.base_fn = base_fn
-        #: each tensor argument, its version and whether it required grad, before the call
-        self.tensors = tensors
-        #: the view's version before the call
-        self.version = version
-
-
-def _tensor_args(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor] | None:
-    """The tensors among a call's arguments (also inside lists and tuples); None when an argument is
-    anything else than a tensor or a plain value (it could run code of the program's when used)."""
-    out: list[torch.Tensor] = []
-    for x in (*args, *kwargs.values()):
-        for item in x if type(x) in (list, tuple) else (x,):
-            if isinstance(item, torch.Tensor):
-                out.append(item)
-            elif type(item) not in _PLAIN_ARGS:
-                return None
-    return out
-
-
-def view_write_before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ViewWrite | None:
-    """Noted before a torch call whose first argument is a view: the base's node and every tensor argument's
-    version. None for any other call (read with torch function handling off)."""
-    first = args[0] if args else None
-    if not isinstance(first, torch.Tensor) or not first._is_view():
-        return None
-    tensors = _tensor_args(args, kwargs)
-    if tensors is None:
-        return None
-    base = first._base
-    return ViewWrite(None if base is None else grad_fn_of(base),
-                     [(t, version_of(t), t.requires_grad) for t in tensors], version_of(first))
-
-
-def _torch_own(func: Any) -> bool:
-    """True for a function or method of torch's own (made again on stand-ins: none runs the program's code)."""
-    if isinstance(func, types.FunctionType):
-        module = getattr(func, "__module__", None) or ""
-        return module == "torch" or module.startswith("torch.")
-    return isinstance(func, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType))
-
-
-def _stand_in(t: torch.Tensor, grad: bool, target: bool) -> torch.Tensor:
-    """A tensor of zeros shaped as ``t``, of its dtype, on the CPU; requiring grad when ``t`` did, and no
-    leaf when it is the call's target (an in-place call on a leaf that requires grad raises)."""
-    twin = torch.zeros(t.shape, dtype=t.dtype)
-    if grad:
-        twin.requires_grad_(True)
-        if target:
-            twin = twin.clone()
-    return twin
-
-
-def _drop_warning(*args: Any, **kwargs: Any) -> None:
-    """A warning the stand-in call gives is not the program's: shown nowhere."""
-
-
-def _twin_version(node: Any, slot: str, data: torch.Tensor, listed: bool = False) -> int | None:
-    """The version a stand-in node saved ``slot`` (``data``) at: the tensor's own when reading it passes the
-    check, else the one PyTorch names as expected (``listed``: ``data`` is one of a list of saved tensors,
-    and which one the check names is not said: None)."""
-    try:
-        getattr(node, "_saved_" + slot)
-    except RuntimeError as exc:
-        said = _VERSIONS.search(str(exc))
-        return int(said.group(2)) if said is not None and not listed else None
-    except Exception:
-        return None
-    return version_of(data)
-
-
-def _torch_module(module: Any, func: Any) -> bool:
-    """True for a module of torch's own class holding no state (``ReLU(inplace=True)``, ``Dropout``), whose
-    ``forward`` is ``func``: calling it again runs none of the program's code and changes nothing of it."""
-    cls = type(module)
-    return (cls.__module__.startswith("torch.nn.modules.") and func is cls.forward and _torch_own(func)
-            and "forward" not in vars(module) and not module._parameters and not module._buffers
-            and not module._modules)
-
-
-def hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                 copy_slices: Any, module: Any = None) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
-    """What the node an in-place call on a view made, now inside ``copy_slices``, saved of the call's tensors:
-    its name and ``(slot, tensor, version saved at)``; None when that cannot be told for sure.
-
-    ``module``: the call was ``func(module, *args)``, a module's forward (see :func:`_torch_module`).
-    The call is made again on stand-ins (see above), with grad mode on as the call had it, no torch
-    function or dispatch mode of the program's in the way, and warnings shown nowhere. Not done when
-    saved-tensor hooks are active (the program's pack hook would run), a function transform is, or the
-    program's profiler runs.
-    """
-    if not (_torch_own(func) if module is None else _torch_module(module, func)) or "out" in kwargs:
-        return None
-    if torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
-        return None
-    if torch._C._are_functorch_transforms_active():
-        return None
-    if torch._C._autograd._profiler_enabled():  # the program's profile would list the stand-in call's ops
-        return None
-    with quiet():  # (setting grad mode too: a torch function mode would see it)
-        grad_mode = torch.is_grad_enabled()
-        shown = warnings.showwarning
-        generator = torch.default_generator
-        state = generator.get_state()  # a random call (dropout) draws from the program's stream: put back
-        try:
-            warnings.showwarning = _drop_warning
-            torch._C._set_grad_enabled(True)  # as the call had it: it made a node
-            call = func if module is None else functools.partial(func, module)
-            return _hidden_saves(call, args, kwargs, before, copy_slices)
-        except Exception:
-            return None
-        finally:
-            generator.set_state(state)
-            torch._C._set_grad_enabled(grad_mode)
-            warnings.showwarning = shown
-
-
-def _swap(x: Any, twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]]) -> Any:
-    """``x`` with each of the call's tensors in it replaced by its stand-in. (A module function, not a
-    closure: a closure calling itself is a reference cycle, which would keep the program's tensors in
-    ``twins`` alive until the next collection, and so change when they die.)"""
-    if isinstance(x, torch.Tensor):
-        return twins[id(x)][1]
-    if type(x) in (list, tuple):
-        return type(x)(_swap(item, twins) for item in x)
-    return x
-
-
-def _hidden_saves(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                  copy_slices: Any) -> tuple[str, list[tuple[str, torch.Tensor, int]]] | None:
-    target = args[0]
-    twins: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}  # id(tensor) -> (tensor, stand-in, version)
-    distinct = {id(t): t for t, _v, _g in before.tensors}.values()
-    if sum(t.numel() * t.element_size() for t in distinct) > STAND_IN_BYTES:
-        return None
-    for t, version, grad in before.tensors:
-        if id(t) in twins:
-            continue
-        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or t.is_quantized \
-                or t.device.type != "cpu":
-            return None
-        twins[id(t)] = (t, _stand_in(t, grad, t is target), version)
-
-    twin = twins[id(target)][1]
-    start = grad_fn_of(twin)
-    func(*(_swap(a, twins) for a in args), **{k: _swap(v, twins) for k, v in kwargs.items()})
-    fn = grad_fn_of(twin)
-    if fn is None or fn is start or kind_of(fn).name == COPY_SLICES:
-        return None
-    # one node made, in the place of the one inside CopySlices: its first input is the target's node before
-    # the call, and its other inputs are those CopySlices took over from it
-    nexts, outer = fn.next_functions, copy_slices.next_functions
-    if len(nexts) != len(outer) or nexts[0][0] is not start:
-        return None
-    if any((a is None) != (b is None) for (a, _), (b, _) in zip(nexts[1:], outer[1:], strict=True)):
-        return None
-    by_storage: dict[int, int] = {}
-    for k, (_t, stand_in, _v) in twins.items():
-        by_storage.setdefault(stand_in.untyped_storage()._cdata, k)
-    found: list[tuple[str, torch.Tensor, int]] = []
-    for slot, getter in kind_of(fn).raw_getters:
-        raw = getattr(fn, getter)
-        if isinstance(raw, (list, tuple)):
-            items = [(f"{slot}[{i}]", _data(item)) for i, item in enumerate(raw)]
-        else:
-            items = [(slot, _data(raw))]
-        for name, data in items:
-            if data is None:
-                continue
-            key = next((k for k, (_t, stand_in, _v) in twins.items() if data is stand_in), None)
-            if key is None:  # a saved output shares the target's memory; anything else is the node's own copy
-                key = by_storage.get(data.untyped_storage()._cdata)
-            if key is None:
-                continue
-            saved_at = _twin_version(fn, slot, data, name != slot)
-            if saved_at is None:
-                return None
-            t, _stand_in_t, version = twins[key]
-            found.append((name, t, version + saved_at))  # every stand-in starts at version 0
-    return kind_of(fn).name, found
-
-
 class GraphBook:
     """Every node seen in one trace, as its latest :class:`NodeInfo`."""
 
@@ -586,7 +378,7 @@ class GraphBook:
         self.module = ""
         #: (node id, output number) -> its :class:`Edge` (see :meth:`_edges`; at most ``_MAX_EDGES``)
         self._edges_made: dict[tuple[str, int], Edge] = {}
-        #: ``CopySlices`` nodes holding the saved values of the node they wrap (see :meth:`view_write`)
+        #: ``CopySlices`` nodes holding the saved values of the node they wrap (see :func:`.copyslices.view_write`)
         self._hidden: set[str] = set()
         #: (node id, saved name) -> the base of the view that hidden saved value is, held weakly: a view
         #: shares its base's version counter, so its version is still read once the program drops the view
@@ -898,33 +690,29 @@ class GraphBook:
         self._sweep_at = max(_SWEEP_MIN, 2 * len(self._life))
         return len(dead)
 
-    def view_write(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], before: ViewWrite,
-                   module: Any = None) -> None:
-        """An in-place call on a view just ran (``before``: as noted before it, see :func:`view_write_before`;
-        ``module``: the call was that module's forward, ``func(module, *args)``).
-
-        When it made a ``CopySlices`` on the view's base, the node it wraps saved values no Python code can
-        read: :func:`hidden_saves` tells which of the call's tensors, and at which versions; they are shown
-        as the ``CopySlices`` node's, named ``<inner node>.<slot>`` (``MulBackward0.other``), and go stale
-        as any saved value does.
-        """
-        target = args[0]
+    def hidden_node(self, target: torch.Tensor, before: ViewWrite) -> tuple[Any, str, NodeInfo] | None:
+        """The ``CopySlices`` node an in-place call on the view ``target`` just made on its base (``before``: as
+        noted before the call, see :func:`.copyslices.view_write_before`), its id and record; None when the
+        call made none, or its hidden saves are read already (see :func:`.copyslices.view_write`)."""
         if version_of(target) == before.version:
-            return  # the call wrote nothing
+            return None  # the call wrote nothing
         base = target._base
         copy_slices = grad_fn_of(base) if base is not None else None
         if copy_slices is None or copy_slices is before.base_fn or kind_of(copy_slices).name != COPY_SLICES:
-            return
+            return None
         nid = self.ids.node(copy_slices)  # read as the call returned its output (``t[i] = v`` returns none)
         if nid is None or nid in self._hidden or nid in self.packed:
-            return
+            return None
         info = self.nodes.get(nid)
         if info is None:
-            return
-        told = hidden_saves(func, args, kwargs, before, copy_slices, module)
-        if not told or not told[1]:
-            return
-        inner, found = told
+            return None
+        return copy_slices, nid, info
+
+    def add_hidden_saves(self, copy_slices: Any, nid: str, info: NodeInfo, inner: str,
+                         found: list[tuple[str, torch.Tensor, int]]) -> None:
+        """Show what the node ``inner`` hidden inside ``copy_slices`` saved (``(slot, tensor, version saved
+        at)``) as the ``CopySlices`` node's saved values, named ``<inner node>.<slot>``; they go stale as any
+        saved value does."""
         saved = list(info.saved)
         if nid not in self._life:
             self._watch(nid, copy_slices)
@@ -1083,17 +871,7 @@ class GraphBook:
         in a storage of :attr:`dirty` (written, maybe without a version bump) is summarised again.
         """
         stale: list[tuple[str, str]] = []
-        dirty = self.dirty
-        want: set[str] = set()
-        untracked, no_id = self.untracked, self._no_id
-        for storage in set(written):
-            held = untracked.get(storage)
-            if held:
-                want |= held if storage in dirty else held & no_id
-        life = self._life
-        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
-            want.discard(dead)
-            self._settled(dead)
+        want = self._untracked_written(written)
         if not want:
             return stale
         ids, work = self.ids, self.work
@@ -1113,41 +891,62 @@ class GraphBook:
             if info is None or nid in self.packed:
                 self._settled(nid)
                 continue
-            now = dict(read_saved(node))
-            hidden = nid in self._hidden  # its values are read through their tensors (see view_write)
-            saved = []
-            changed = False
-            for s in info.saved:
-                through_base = False
-                if s.state != ALIVE:
-                    data = None
-                elif hidden and s.tensor is not None:
-                    data = ids.obj(s.tensor)
-                    if data is None:  # the program dropped the view: its base counts its versions
-                        ref = self._hidden_base.get((nid, s.name))
-                        data = None if ref is None else ref()
-                        through_base = True
-                else:
-                    data = now.get(s.name)
-                if data is not None and s.saved_version is not None:
-                    version = version_of(data)
-                    if (s.tensor is None or hidden) and version != s.saved_version:
-                        s = _with(s, state=STALE, version=version)
-                        stale.append((nid, s.name))
-                        changed = True
-                        self.stale.add(nid)
-                    elif version == s.saved_version and storage_of(data) in dirty and not through_base:
-                        value = self.summary(None, data, version)  # written behind the version counter?
-                        if value != s.value:
-                            s = _with(s, value=value)
-                            changed = True
-                saved.append(s)
-            if changed:
-                self.nodes[nid] = _with(info, saved=tuple(saved))
-                self.changed.add(nid)
-            if not any(s.state == ALIVE for s in saved):
-                self._settled(nid)  # nothing left alive to change
+            self._recheck_untracked(node, nid, info, stale)
         return stale
+
+    def _untracked_written(self, written: Iterable[int | None]) -> set[str]:
+        """The live nodes of :attr:`untracked` filed under a storage in ``written`` (those whose values no id
+        follows; all of them for a storage of :attr:`dirty`); the dead ones are let go."""
+        dirty = self.dirty
+        want: set[str] = set()
+        untracked, no_id = self.untracked, self._no_id
+        for storage in set(written):
+            held = untracked.get(storage)
+            if held:
+                want |= held if storage in dirty else held & no_id
+        life = self._life
+        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
+            want.discard(dead)
+            self._settled(dead)
+        return want
+
+    def _recheck_untracked(self, node: Any, nid: str, info: NodeInfo, stale: list[tuple[str, str]]) -> None:
+        """Read node ``nid``'s saved values again (see :meth:`check_untracked`); those gone stale join ``stale``."""
+        ids, dirty = self.ids, self.dirty
+        now = dict(read_saved(node))
+        hidden = nid in self._hidden  # its values are read through their tensors (see .copyslices.view_write)
+        saved = []
+        changed = False
+        for s in info.saved:
+            through_base = False
+            if s.state != ALIVE:
+                data = None
+            elif hidden and s.tensor is not None:
+                data = ids.obj(s.tensor)
+                if data is None:  # the program dropped the view: its base counts its versions
+                    ref = self._hidden_base.get((nid, s.name))
+                    data = None if ref is None else ref()
+                    through_base = True
+            else:
+                data = now.get(s.name)
+            if data is not None and s.saved_version is not None:
+                version = version_of(data)
+                if (s.tensor is None or hidden) and version != s.saved_version:
+                    s = _with(s, state=STALE, version=version)
+                    stale.append((nid, s.name))
+                    changed = True
+                    self.stale.add(nid)
+                elif version == s.saved_version and storage_of(data) in dirty and not through_base:
+                    value = self.summary(None, data, version)  # written behind the version counter?
+                    if value != s.value:
+                        s = _with(s, value=value)
+                        changed = True
+            saved.append(s)
+        if changed:
+            self.nodes[nid] = _with(info, saved=tuple(saved))
+            self.changed.add(nid)
+        if not any(s.state == ALIVE for s in saved):
+            self._settled(nid)  # nothing left alive to change
 
     def _settled(self, nid: str) -> None:
         """Node ``nid`` has no saved value left that a write could change: no longer filed."""

@@ -26,9 +26,9 @@ import torch
 
 from .._gc import paused_gc
 from ..model import Edge, NodeInfo, Step, TensorInfo
-from .core import Tracer
 from .graph import GraphBook, creation_order, forbids_autograd, grad_fn_of, is_leaf_of, node_name, version_of
 from .ids import Ids
+from .shown import Shown
 from .stack import ensure_deep_stack
 
 
@@ -117,8 +117,9 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
     """
     outputs = _outputs(var)
     ensure_deep_stack()
-    tracer = Tracer("", "<snapshot>")
-    ids, book = tracer.ids, tracer.book
+    ids = Ids()
+    book = GraphBook(ids)
+    shown = Shown(ids, book, Counter())
     book.lazy = True  # a value is read when the picture draws it: most of a huge graph is folded away
     bindings: dict[str, str] = {}
     with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
@@ -134,9 +135,9 @@ def snapshot(var: Any, params: Mapping[str, torch.Tensor] | None = None, name: s
             roots[tid] = roots.get(tid, 0) + 1
         leaves = [n.variable for _, n in sorted(book.nodes.items(), key=lambda kv: int(kv[0][1:])) if n.variable]
         stamp_bases(ids, [*roots, *leaves])
-        tracer.scene.update(roots, None, set(), [])
-        tensors, nodes = dict(tracer.scene.tensors), dict(tracer.scene.nodes)
-    tracer.scene.clear()
+        shown.update(roots, None, set(), [])
+        tensors, nodes = dict(shown.tensors), dict(shown.nodes)
+    shown.clear()
     return Step(index=0, lineno=0, code="", frame="<snapshot>", bindings=bindings, tensors=tensors, nodes=nodes)
 
 

@@ -104,11 +104,6 @@ def nodes_before_raise() -> float:
     return soft // BYTES_PER_NODE
 
 
-def original_stack_limit() -> tuple[int, int] | None:
-    """The ``(soft, hard)`` stack limits before gradtrace raised them (None if it never did)."""
-    return _State.original if _State.raised is not None else None
-
-
 def _hook() -> None:
     if not _State.hooked:
         _State.hooked = True

@@ -4,7 +4,7 @@ Place in the pipeline: **tracer** -> model -> explain -> render -> notebook/cli.
 
 A step shows every tensor and backward node reachable from a name: from a
 tensor to its ``grad_fn`` and its view base, from a node to its inputs, the leaf
-it accumulates into and the tensors it saved (until freed). :class:`Scene` keeps
+it accumulates into and the tensors it saved (until freed). :class:`Shown` keeps
 that set, the edges between its members and, for each member, the members that
 point at it. A statement then costs what it changed:
 
@@ -96,7 +96,7 @@ def node_edges(info: NodeInfo) -> tuple[str, ...]:
     return tuple(out)
 
 
-class Scene:
+class Shown:
     """The shown tensors and nodes, their edges, and who points at each."""
 
     def __init__(self, ids: Ids, book: GraphBook, work: Counter[str]) -> None:
@@ -155,7 +155,7 @@ class Scene:
         return moved, dead
 
     def update(self, roots: dict[str, int], recheck: set[str] | None, nodes: set[str], dead: list[str]) -> None:
-        """Bring the scene to ``roots``; ``recheck`` tensors (None: all) and ``nodes`` may have changed."""
+        """Bring what is shown to ``roots``; ``recheck`` tensors (None: all) and ``nodes`` may have changed."""
         self.added, self.dropped, self.changed = [], [], []
         self.was = {}
         self.updates += 1
