@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tracer and fidelity tests again under Python 3.12, where the tracer takes its
-# other line-event path, and make_dot against torchviz on torchvision models.
+# other line-event path, make_dot against torchviz on torchvision models, and the notebook layer under the
+# IPython a fresh install gets there (9: it counts the next cell while one runs).
 # Uses a Python 3.12 that really runs (pyenv's versions/3.12*, then python3.12 on PATH,
 # each tried before it is taken: pyenv's shim is on PATH but runs only where 3.12 is
 # the active version); says so and passes when there is none.
@@ -60,7 +61,7 @@ if ! "$venv/bin/python" -c "import torch, torchvision, torchviz, pytest, xdist, 
 fi
 
 tests=()
-for t in tests/test_tracer_*.py tests/test_recorder_*.py tests/test_fidelity*.py tests/regressions tests/test_fuzz.py tests/test_makedot_models.py; do
+for t in tests/test_tracer_*.py tests/test_recorder_*.py tests/test_fidelity*.py tests/regressions tests/test_fuzz.py tests/test_makedot_models.py tests/test_notebook.py; do
   [ -e "$t" ] && tests+=("$t")
 done
 echo "py312: $("$venv/bin/python" -c 'import sys, torch; print("Python", sys.version.split()[0], "torch", torch.__version__)')"

@@ -494,3 +494,16 @@ def _quiz_outputs(kernel: Kernel) -> None:
     uid = re.search(r"data-gt-quiz='(gt-quiz-[0-9a-f]+)'", question["text/html"])[1]
     assert kernel.value(f"[w.uid for w in __import__('ipywidgets').widgets.widget._instances.values() "
                         f"if getattr(w, 'uid', None) == {uid!r}]") == [uid]
+
+
+def test_the_stepper_names_its_cell_by_the_cells_own_prompt_number(shell):
+    """IPython 9 already counts the next cell while one runs (IPython 8 does not): the title is ``In [N]`` of the
+    cell that ran, the number IPython itself gives it, under both."""
+    from IPython.utils.capture import capture_output
+
+    for _ in range(2):
+        with capture_output() as shown:
+            result = shell.run_cell("%%gradtrace --no-widget\na = 1\n", store_history=True)
+        assert result.success
+        pages = [o.data["text/html"] for o in shown.outputs if "text/html" in o.data]
+        assert film_of(pages[-1])["title"] == f"%%gradtrace · In [{result.execution_count}]"

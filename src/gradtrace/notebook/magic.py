@@ -42,15 +42,27 @@ from .. import outfile
 from ..model import DEFAULT_MAX_STEPS, Trace
 from ..run import learner_tb
 
-__all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename"]
+__all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename", "cell_number"]
+
+
+def cell_number(shell: Any) -> int | None:
+    """The prompt number of the cell running now: ``N`` of ``In [N]``.
+
+    While a cell runs, IPython 9 already counts the next one (``shell.execution_count`` is N + 1) and
+    IPython 8 does not; the display hook's ``prompt_count`` is N under both (it numbers ``Out [N]``).
+    """
+    count = getattr(getattr(shell, "displayhook", None), "prompt_count", None)
+    if not isinstance(count, int):
+        count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
 
 def cell_filename(shell: Any, source: str) -> str:
     """Register ``source`` with IPython's compiler and linecache; the file name tracebacks will use."""
     compiler = shell.compile
     try:
-        return str(compiler.cache(source, shell.execution_count, raw_code=source))
+        return str(compiler.cache(source, cell_number(shell), raw_code=source))
     except TypeError:  # IPython < 8.1 has no raw_code
-        return str(compiler.cache(source, shell.execution_count))
+        return str(compiler.cache(source, cell_number(shell)))
 
 
 class _Shown:
@@ -135,7 +147,7 @@ class GradtraceMagics(Magics):
             if refusal is not None:
                 raise UsageError(refusal)
         shell: Any = self.shell
-        title = f"%%gradtrace · In [{shell.execution_count}]"
+        title = f"%%gradtrace · In [{cell_number(shell)}]"
         html_out = os.path.abspath(os.path.expanduser(args.html)) if args.html else None
         show = _Shown(widget=not args.no_widget, html_out=html_out, title=title, force=args.force)
         trace_and_show_cell(shell, cell, args.max_steps, show, whole=args.all)
