@@ -6,8 +6,9 @@
 //     module after it; `boot()` below mounts every such film once;
 //   - the anywidget (notebook/widget.py) loads this module as its ESM; its default export is { render }.
 // `mount(el, film, options)` draws the stepper into `el` and returns a controller
-// {show(i), next(), prev(), play(), pause(), destroy(), get step()}. It keeps no global state:
-// all state lives in one mount's closure, so several steppers can share a page.
+// {show(i), next(), prev(), play(), pause(), destroy(), get step()}; it opens at `options.step`, or else at
+// the first step that changes something (`firstChange`); its legend lists what the shown picture uses. It keeps
+// no global state: all state lives in one mount's closure, so several steppers can share a page.
 //
 // Safety: learner text (names, code, values, op names) only reaches the page through
 // textContent or SVG text nodes, never as markup, and control/format characters (bidi
