@@ -519,7 +519,9 @@ def test_page_opens_at_the_first_step_that_changes_something(stepper: Any) -> No
     step = lambda: int(page.get_attribute(".gt-root", "data-step") or -1)  # noqa: E731
     assert step() == first
     assert page.locator(".gt-graph svg g.gt-box.gt-tensor:not(.gt-hidden)").count() == 1  # x's tensor, drawn
+    assert page.locator(".gt-legend").is_visible()
     page.keyboard.press("Home")
     page.wait_for_function("() => document.querySelector('.gt-root').dataset.step === '0'")
+    assert not page.locator(".gt-legend").is_visible()  # an empty picture: nothing to explain, no empty list
     assert page.locator(".gt-srcline.gt-current").inner_text().strip().endswith('"""The course forum\'s first program:'
                                                                                  " f = x**2 + x**3 at x = 42.")

@@ -448,7 +448,7 @@ function legendPanel(film) {
   box.setAttribute("aria-label", "legend of this step's picture");
   const chips = { fill: (cls) => chip(`node gt-box ${cls}`, "box"), mark: (cls) => chip(`node gt-box gt-k-const ${cls}`, "box"),
     line: (cls) => chip(`edge gt-edge ${cls}`, "line") };
-  let said = "";
+  let said = null;
   return {
     el: box,
     show(frame, more) {
@@ -457,6 +457,7 @@ function legendPanel(film) {
       if (key === said) return; // the same legend: keep its elements
       said = key;
       box.textContent = "";
+      box.classList.toggle("gt-off", !items.length); // an empty picture has no legend (nor an empty list)
       for (const item of items) {
         const entry = h("span", "gt-legend-item");
         entry.setAttribute("role", "listitem");
