@@ -19,7 +19,8 @@ from gradtrace.render.film import film as make_film
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# [{text, fg, bg}] for every visible text of the stepper, colours as computed ("rgb(r, g, b)")
+# [{text, fg, bg, fade, page, bgFade}] for every visible text of the stepper, colours as computed ("rgb(r, g, b)"); a
+# faded group (its opacity, `fade`) or a faded box (`bgFade`) is drawn over `page`, the colour behind the picture
 TEXTS = """() => {
   const solid = (c) => c && c !== "transparent" && !/^rgba\\(.*,\\s*0\\)$/.test(c);
   const behind = (el) => {
@@ -42,17 +43,25 @@ TEXTS = """() => {
       out.push({ text: own, fg: style.color, bg: behind(el) });
       continue;
     }
-    let bg = null;
+    let bg = null, bgFade = 1;
     if (style.stroke !== "none" && style.paintOrder.startsWith("stroke")) bg = style.stroke; // a haloed tag
     const node = el.closest("g.node");
     if (!bg && node) {
       const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
       for (const shape of node.querySelectorAll(".gt-bg")) {
         const b = shape.getBoundingClientRect();
-        if (b.left <= x && x <= b.right && b.top <= y && y <= b.bottom) bg = getComputedStyle(shape).fill;
+        if (b.left <= x && x <= b.right && b.top <= y && y <= b.bottom) {
+          bg = getComputedStyle(shape).fill;
+          bgFade = parseFloat(getComputedStyle(shape).opacity);
+        }
       }
     }
-    out.push({ text: own, fg: style.fill, bg: bg || behind(el.closest("svg")) });
+    let fade = 1;
+    for (let e = el; e && e.namespaceURI === "http://www.w3.org/2000/svg"; e = e.parentElement) {
+      fade *= parseFloat(getComputedStyle(e).opacity);
+    }
+    const page = behind(el.closest("svg"));
+    out.push({ text: own, fg: style.fill, bg: bg || page, fade, page, bgFade });
   }
   return out;
 }"""
@@ -63,11 +72,27 @@ def _hex(css: str) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+def _over(colour: str, page: str, fade: float) -> str:
+    """``colour`` drawn at opacity ``fade`` over ``page``."""
+    mix = [round(fade * int(colour[i : i + 2], 16) + (1 - fade) * int(page[i : i + 2], 16)) for i in (1, 3, 5)]
+    return "#" + "".join(f"{c:02x}" for c in mix)
+
+
 def _too_faint(page: Any) -> list[str]:
+    # boxes fade in and out as a step changes (a CSS transition): read the colours they settle on
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
     seen = page.evaluate(TEXTS)
     assert len(seen) > 20, seen  # the page's text was read (titles, code, rows of the boxes)
-    return [f"{t['text'][:30]!r}: {_hex(t['fg'])} on {_hex(t['bg'])} = {contrast(_hex(t['fg']), _hex(t['bg'])):.2f}:1"
-            for t in seen if contrast(_hex(t["fg"]), _hex(t["bg"])) < 4.5]
+    faint = []
+    for t in seen:
+        fg, bg = _hex(t["fg"]), _hex(t["bg"])
+        if t.get("bgFade", 1) < 1:  # a faded box under full-strength words
+            bg = _over(bg, _hex(t["page"]), t["bgFade"])
+        if t.get("fade", 1) < 1:
+            fg, bg = _over(fg, _hex(t["page"]), t["fade"]), _over(bg, _hex(t["page"]), t["fade"])
+        if contrast(fg, bg) < 4.5:
+            faint.append(f"{t['text'][:30]!r}: {fg} on {bg} = {contrast(fg, bg):.2f}:1")
+    return faint
 
 
 def _wait_step(page: Any, i: int) -> None:
@@ -86,6 +111,15 @@ def test_every_text_meets_wcag_aa_in_both_themes(stepper: Any, scheme: str) -> N
         page.locator(".gt-steplist").select_option(str(i))
         _wait_step(page, i)
         faint += [f"step {i}: {f}" for f in _too_faint(page)]
+    page.locator(".gt-steplist").select_option(str(back))
+    _wait_step(page, back)
+    page.keyboard.press("ArrowDown")  # the reverse pass walked: the banner and the gradients written on arrows
+    page.wait_for_function("() => document.querySelector('.gt-root').dataset.sub === '0'")
+    faint += [f"walk: {f}" for f in _too_faint(page)]
+    page.keyboard.press("Escape")
+    page.keyboard.press("d")  # before/after backward(): freed nodes faded, tags in words
+    page.wait_for_function("() => document.querySelector('.gt-root').classList.contains('gt-diffing')")
+    faint += [f"diff: {f}" for f in _too_faint(page)]
     rows = page.evaluate("() => [...document.querySelectorAll('.gt-svg .gt-row-freed, .gt-svg .gt-row-grad')]"
                          ".filter(t => !t.closest('.gt-hidden')).length")
     assert rows >= 2  # the freed and the grad rows were among the texts read
