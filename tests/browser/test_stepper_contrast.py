@@ -120,6 +120,14 @@ def test_every_text_meets_wcag_aa_in_both_themes(stepper: Any, scheme: str) -> N
     page.keyboard.press("d")  # before/after backward(): freed nodes faded, tags in words
     page.wait_for_function("() => document.querySelector('.gt-root').classList.contains('gt-diffing')")
     faint += [f"diff: {f}" for f in _too_faint(page)]
+    page.keyboard.press("d")
+    page.keyboard.press("t")  # the step as text
+    page.wait_for_function("() => document.querySelector('.gt-twin:not(.gt-sr-only)')")
+    faint += [f"text: {f}" for f in _too_faint(page)]
+    page.keyboard.press("t")
+    page.locator(".gt-graph svg g.gt-box.gt-node:not(.gt-hidden)").first.click()  # a node's details
+    page.locator(".gt-popover .gt-details-table").wait_for()
+    faint += [f"details: {f}" for f in _too_faint(page)]
     rows = page.evaluate("() => [...document.querySelectorAll('.gt-svg .gt-row-freed, .gt-svg .gt-row-grad')]"
                          ".filter(t => !t.closest('.gt-hidden')).length")
     assert rows >= 2  # the freed and the grad rows were among the texts read
