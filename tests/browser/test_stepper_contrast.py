@@ -99,13 +99,18 @@ def _wait_step(page: Any, i: int) -> None:
     page.wait_for_function(f"() => document.querySelector('.gt-root').dataset.step === '{i}'")
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", ["light", "dark", "jupyterlab-dark"])
 def test_every_text_meets_wcag_aa_in_both_themes(stepper: Any, scheme: str) -> None:
-    """The forum's program: the leaf's ``grad 5376.`` and the ``(freed)`` rows after backward(), the current line."""
+    """The forum's program: the leaf's ``grad 5376.`` and the ``(freed)`` rows after backward(), the current line.
+    The dark theme comes from the system's colour scheme, or from JupyterLab's ``data-jp-theme-light="false"``."""
     code = (ROOT / "examples" / "forum_original.py").read_text(encoding="utf-8")
     film = make_film(trace_code(code, {"torch": torch}, filename="forum_original"))
     back = next(i for i, s in enumerate(film["steps"]) if s["reverse"])
-    page = stepper(film, color_scheme=scheme)
+    page = stepper(film, color_scheme="light" if scheme == "jupyterlab-dark" else scheme)
+    if scheme == "jupyterlab-dark":
+        page.evaluate("() => { document.body.dataset.jpThemeLight = 'false'; }")
+        page.wait_for_function("() => getComputedStyle(document.querySelector('.gt-root')).color"
+                               " === 'rgb(233, 236, 239)'")  # --gt-text of the dark theme
     faint: list[str] = []
     for i in (back - 1, back, len(film["steps"]) - 1):
         page.locator(".gt-steplist").select_option(str(i))
