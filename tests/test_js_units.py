@@ -22,7 +22,7 @@ def test_stepper_helpers_pass_their_node_tests(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the JavaScript unit tests in tests/js/ need Node 20 or later")
-    for name in ("forum", "stale"):  # the films, made once here (the test files would each make them)
+    for name in ("forum", "stale", "opening"):  # the films, made once here (the test files would each make them)
         with open(tmp_path / f"{name}.json", "w", encoding="utf-8") as out:
             subprocess.run([sys.executable, str(ROOT / "tests" / "js" / "make_film.py"), name], stdout=out,
                            check=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})

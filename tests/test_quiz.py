@@ -100,8 +100,9 @@ def test_forum_typo_is_wrong_and_explanation_shows_the_sum():
     assert verdict.to_text().startswith("Not quite.")
     expected = as_text(forum_grad())
     assert verdict.expected == expected
-    parts = (as_text(2 * 42.0), as_text(3 * 42.0 ** 2))
-    # the walkthrough's result line ends on torch's number, built from the two paths
+    parts = (as_text(3 * 42.0 ** 2), as_text(2 * 42.0))
+    # the walkthrough's result line ends on torch's number, built from the two paths in the order they reached x
+    # (x³'s node ran first: tests/test_accumulation_order.py)
     assert f"{parts[0]} + {parts[1]} = {expected}" in verdict.explanation
 
 

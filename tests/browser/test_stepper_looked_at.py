@@ -132,12 +132,22 @@ def test_no_word_is_broken_mid_word(stepper: Any) -> None:
 LEGEND = "() => [...document.querySelectorAll('.gt-legend-item')].map(e => e.textContent.trim())"
 
 
-def test_the_legend_lists_what_the_trace_can_show(stepper: Any) -> None:
-    """Lesson 01 has no error, no stale value, no in-place change: its legend said how to read them all the same."""
+def test_the_legend_lists_what_the_step_shows(stepper: Any) -> None:
+    """Lesson 01 has no error, no stale value, no in-place change: its legend said how to read them all the same.
+    The legend is the shown step's: before backward() nothing is freed, so it does not say how a freed value looks."""
     lesson = stepper(make_film(traced(LESSON01)))
+    first = lesson.evaluate(LEGEND)
+    lesson.keyboard.press("End")
+    lesson.wait_for_function("() => [...document.querySelectorAll('.gt-legend-item')]"
+                             ".some(e => e.textContent.includes('saved values freed'))")
     said = lesson.evaluate(LEGEND)
-    stale = stepper(make_film(trace_stale()))
+    stale_film = make_film(trace_stale())
+    stale = stepper(stale_film)
+    add = next(i for i, s in enumerate(stale_film["steps"]) if s["code"] == "b.add_(1)")
+    stale.locator(".gt-steplist").select_option(str(add))
+    stale.wait_for_function(f"() => document.querySelector('.gt-root').dataset.step === '{add}'")
     warned = stale.evaluate(LEGEND)
+    assert not any("freed" in s for s in first) and any("leaf tensor" in s for s in first), first
     assert not any("stale" in s or "in place" in s or "error" in s for s in said), said
     assert any("saved values freed" in s for s in said) and any("leaf tensor" in s for s in said), said
     assert any("stale" in s for s in warned) and any("in place" in s for s in warned), warned

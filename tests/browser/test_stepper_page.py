@@ -140,6 +140,7 @@ def test_every_step_fits_a_projector(stepper: Any, name: str, code: str) -> None
     """Picture, "what this step did" and the current reverse-pass line, together, with no page scroll."""
     trace = traced(code, name)
     page = stepper(make_film(trace))
+    page.keyboard.press("Home")  # the page opens at the first step that changes something: from the very first
     for i, step in enumerate(trace.steps):
         page.wait_for_function(f"() => document.querySelector('.gt-root').dataset.step === '{i}'")
         assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight"), (name, i)
@@ -505,3 +506,22 @@ def test_next_event_in_a_long_loop(stepper: Any) -> None:
     assert seen == expected
     page.keyboard.press("E")
     assert int(page.get_attribute(".gt-root", "data-step") or -1) == expected[-2]
+
+
+def test_page_opens_at_the_first_step_that_changes_something(stepper: Any) -> None:
+    """The forum's file starts with a docstring and ``import torch``: two empty pictures. The page opens at
+    ``x = torch.tensor(...)``, the first step that makes a tensor; Home still goes back to the docstring."""
+    code = (ROOT / "examples" / "forum_original.py").read_text(encoding="utf-8")
+    trace = traced(code, "forum_original")
+    first = next(i for i, s in enumerate(trace.steps) if s.events)
+    assert first >= 2 and trace.steps[first].code.startswith("x = torch.tensor(")
+    page = stepper(make_film(trace))
+    step = lambda: int(page.get_attribute(".gt-root", "data-step") or -1)  # noqa: E731
+    assert step() == first
+    assert page.locator(".gt-graph svg g.gt-box.gt-tensor:not(.gt-hidden)").count() == 1  # x's tensor, drawn
+    assert page.locator(".gt-legend").is_visible()
+    page.keyboard.press("Home")
+    page.wait_for_function("() => document.querySelector('.gt-root').dataset.step === '0'")
+    assert not page.locator(".gt-legend").is_visible()  # an empty picture: nothing to explain, no empty list
+    assert page.locator(".gt-srcline.gt-current").inner_text().strip().endswith('"""The course forum\'s first program:'
+                                                                                 " f = x**2 + x**3 at x = 42.")

@@ -21,6 +21,9 @@ PROGRAMS = {
     # a name rebound, then the object it names changed in place, then a backward() that will fail
     "stale": ("a = torch.tensor([1., 2., 3.], requires_grad=True)\nb = a.exp()\nb = b * 1\nc = b ** 2\n"
               "b.add_(1)\nloss = c.sum()\nloss.backward()\n"),
+    # the forum's program as a file opens: a docstring and an import, then f = x**2 + x**3 at 42
+    "opening": ('"""f = x**2 + x**3 at x = 42."""\nimport torch\n\nlr = 0.1\n'
+                "x = torch.tensor(42., requires_grad=True)\nx2 = x ** 2\nx3 = x ** 3\nf = x2 + x3\nf.backward()\n"),
 }
 
 

@@ -14,7 +14,9 @@ gradient that entered it (and, where several paths met, the parts that were
 summed), its local rule filled in with its own numbers, and the gradient it sent
 to each input, as torch computed it. Leaves show how ``.grad`` changed,
 including accumulation across several ``backward()`` calls. For f = x² + x³ at
-x = 42 the leaf reads ``1·(2·42) + 1·(3·42²) = 84 + 5292 = 5376``. Where a tensor
+x = 42 the leaf reads ``1·(3·42²) + 1·(2·42) = 5292 + 84 = 5376``: parts are
+summed in the order they reached the node (x³'s node ran first), as the engine
+summed them and as the stepper's reverse pass writes them. Where a tensor
 hook changed a gradient between the node that sent it and the node that received
 it, the step says so, with both figures.
 """
@@ -358,8 +360,6 @@ class _Builder:
             parts.append(Part(src, expr, g))
         if len(parts) < 2:
             return tuple(parts), None
-        if len(parts) == 2:  # a + b == b + a exactly: show them in creation order
-            parts.sort(key=lambda p: int(p.source[1:]))
         if any(p.grad.values is None for p in parts):
             return tuple(parts), None
         total = _sum_parts([p.grad for p in parts])

@@ -52,7 +52,10 @@ with a hollow circle (○) once freed, thick red with a bar (⊣) once stale; a
 moved name's arrow thick teal; a mutated tensor's ``grad_fn`` arrow thick orange.
 
 Every colour that carries text passes WCAG AA (4.5:1) on every fill, and every
-border and line colour 3:1 on white (``tests/test_render_dot.py`` checks it).
+border and line colour 3:1 on white (``tests/test_render_dot.py`` checks it); a
+legend's sample of a line or mark is written in a shade of its colour dark
+enough to read as text (:func:`legible`; ``tests/test_render_contrast.py`` reads
+every text of the SVG against the fill under it).
 
 Output is deterministic: boxes and edges come in the model's id order, nothing
 from ``id()`` or sets. Every learner-provided text goes through :func:`html`
@@ -71,7 +74,7 @@ from .words import clean, fit
 
 __all__ = [
     "step_dot", "graph_dot", "scene_dot", "html", "quote", "FILL", "MARK", "MARKS", "LINES", "LEGEND", "legend_table",
-    "contrast",
+    "contrast", "legible",
 ]
 
 FONT = "Courier"
@@ -223,6 +226,16 @@ def contrast(a: str, b: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
+def legible(colour: str, on: str = "#ffffff") -> str:
+    """``colour``, or the nearest darker shade of it that reads at 4.5:1 on ``on`` (a legend's sample is text)."""
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    shade = colour
+    while contrast(shade, on) < 4.5 and any(rgb):
+        rgb = [max(0, round(c * 0.95) - 1) for c in rgb]
+        shade = "#" + "".join(f"{c:02x}" for c in rgb)
+    return shade
+
+
 def _row(text: str, cls: str, bold: bool) -> str:
     body = html(text)
     if bold:
@@ -284,7 +297,7 @@ def _chip(fill: str, border: str, text: str) -> str:
 
 def _sample(colour: str, sample: str, text: str) -> str:
     """A legend entry written as text: the sample (glyph or line) in its colour, then what it means."""
-    return f'<FONT COLOR="{colour}"><B>{html(sample)}</B></FONT> {html(text)}'
+    return f'<FONT COLOR="{legible(colour)}"><B>{html(sample)}</B></FONT> {html(text)}'
 
 
 def _legend_line(entries: list[str]) -> str:

@@ -6,8 +6,9 @@
 //     module after it; `boot()` below mounts every such film once;
 //   - the anywidget (notebook/widget.py) loads this module as its ESM; its default export is { render }.
 // `mount(el, film, options)` draws the stepper into `el` and returns a controller
-// {show(i), next(), prev(), play(), pause(), destroy(), get step()}. It keeps no global state:
-// all state lives in one mount's closure, so several steppers can share a page.
+// {show(i), next(), prev(), play(), pause(), destroy(), get step()}; it opens at `options.step`, or else at
+// the first step that changes something (`firstChange`); its legend lists what the shown picture uses. It keeps
+// no global state: all state lives in one mount's closure, so several steppers can share a page.
 //
 // Safety: learner text (names, code, values, op names) only reaches the page through
 // textContent or SVG text nodes, never as markup, and control/format characters (bidi
@@ -80,6 +81,16 @@ function parseSvg(text) {
 }
 
 // ------------------------------------------------------------------ the picture
+
+/** Where the stepper opens: the first step that changes something (a tensor, the graph, a name bound to a
+ *  tensor, a .grad, an error), so a docstring or an `import torch` does not greet the learner with an empty
+ *  picture; 0 when no step does. The steps before it stay one Home or ◀ away. */
+export function firstChange(film) {
+  const steps = film.steps || [];
+  const i = steps.findIndex((s, j) => (s.events || []).length || (s.reverse || []).length || s.explanation
+    || (s.culprits || []).length || j === film.error_step);
+  return Math.max(i, 0);
+}
 
 /** The number a person reads for a step: 1 for the first (the film's `index` + 1, as the text twin,
  *  explain_error and the command line's step-NNNN files number it). */
@@ -435,26 +446,53 @@ function chip(groupClass, shape) {
 function legendPanel(film) {
   const box = h("div", "gt-legend");
   box.setAttribute("role", "list");
-  box.setAttribute("aria-label", "legend");
-  const add = (svg, label) => {
-    const entry = h("span", "gt-legend-item");
-    entry.setAttribute("role", "listitem");
-    entry.append(svg, document.createTextNode(esc(label)));
-    box.appendChild(entry);
+  box.setAttribute("aria-label", "legend of this step's picture");
+  const chips = { fill: (cls) => chip(`node gt-box ${cls}`, "box"), mark: (cls) => chip(`node gt-box gt-k-const ${cls}`, "box"),
+    line: (cls) => chip(`edge gt-edge ${cls}`, "line") };
+  let said = null;
+  return {
+    el: box,
+    show(frame, more) {
+      const items = legendItems(film, frameClasses(frame, more));
+      const key = items.map((i) => i.cls).join("|");
+      if (key === said) return; // the same legend: keep its elements
+      said = key;
+      box.textContent = "";
+      box.classList.toggle("gt-off", !items.length); // an empty picture has no legend (nor an empty list)
+      for (const item of items) {
+        const entry = h("span", "gt-legend-item");
+        entry.setAttribute("role", "listitem");
+        entry.append(chips[item.kind](item.cls), document.createTextNode(esc(item.label)));
+        box.appendChild(entry);
+      }
+    },
   };
-  const used = usedClasses(film);
-  const shows = (cls) => used === null || used.some((have) => cls.split(/\s+/).every((c) => have.has(c)));
-  for (const item of film.legend || []) if (shows(item.class)) add(chip(`node gt-box ${item.class}`, "box"), item.label);
-  for (const item of film.marks || []) {
-    if (shows(item.class)) add(chip(`node gt-box gt-k-const ${item.class}`, "box"), item.label);
-  }
-  const lines = Array.isArray(film.lines) && film.lines.length ? film.lines.map((l) => [l.class, l.label]) : LINES;
-  for (const [cls, label] of lines) if (shows(cls)) add(chip(`edge gt-edge ${cls}`, "line"), label);
-  return box;
 }
 
-// The class lists the film's pictures use (each element's, in any frame), so the legend lists only
-// what this trace can show; null for a film too big to read them all (the legend then lists everything).
+/** The class lists of the elements a frame shows (each a Set), with the classes `more` adds (a culprit, a diff). */
+export function frameClasses(frame, more = new Map()) {
+  const used = [];
+  for (const id of frame.visible || []) {
+    const cls = `${(frame.classes || {})[id] || ""} ${more.get(id) || ""}`.trim();
+    if (cls) used.push(new Set(cls.split(/\s+/)));
+  }
+  return used;
+}
+
+/** The legend entries for a picture whose elements carry the class lists `used` (null: every entry), in the
+ *  film's order: fills, marks, then line styles, each `{kind: "fill"|"mark"|"line", cls, label}`. */
+export function legendItems(film, used) {
+  const shows = (cls) => used === null || used.some((have) => cls.split(/\s+/).every((c) => have.has(c)));
+  const lines = Array.isArray(film.lines) && film.lines.length ? film.lines.map((l) => [l.class, l.label]) : LINES;
+  return [
+    ...(film.legend || []).map((i) => ({ kind: "fill", cls: i.class, label: i.label })),
+    ...(film.marks || []).map((i) => ({ kind: "mark", cls: i.class, label: i.label })),
+    ...lines.map(([cls, label]) => ({ kind: "line", cls, label })),
+  ].filter((item) => shows(item.cls));
+}
+
+// The class lists the film's pictures use (each element's, in any frame): what the whole trace can show;
+// null for a film too big to read them all.
 export function usedClasses(film) {
   const frames = film.frames || [];
   if (frames.length > 5000) return null;
@@ -1038,7 +1076,7 @@ function layout(film, act, onUnpick) {
     host, root, header: headerPanel(film), controls: controlsPanel(act), code: codePanel(film.source || ""),
     what: eventsPanel(), reverse: reversePanel(), zoom: zoomBar(act), twin: twinPanel(),
     pick: pickPanel(film, (id) => act.pick(id)), popover: detailsPopover(onUnpick),
-    banner: h("div", "gt-banner gt-off"), graph: h("div", "gt-graph"),
+    banner: h("div", "gt-banner gt-off"), graph: h("div", "gt-graph"), legend: legendPanel(film),
   };
   v.banner.setAttribute("aria-live", "polite");
   v.graph.setAttribute("role", "group");
@@ -1048,7 +1086,7 @@ function layout(film, act, onUnpick) {
   side.append(h("div", "gt-heading", "code"), v.code.el, h("div", "gt-heading", "what this step did"), v.what.el,
     v.reverse.head, v.reverse.el);
   const main = h("div", "gt-main");
-  main.append(v.banner, v.graph, v.twin.el, v.pick.el, legendPanel(film));
+  main.append(v.banner, v.graph, v.twin.el, v.pick.el, v.legend.el);
   v.controls.el.appendChild(v.zoom.el);
   const body = h("div", "gt-body");
   body.append(side, main);
@@ -1640,6 +1678,7 @@ export function mount(el, film, options = {}) {
     const more = d ? diffClasses(d) : f.more;
     if (!state.view) culpritClasses(step, more);
     picture.apply(frame, more);
+    v.legend.show(frame, more);
     if (d) drawDiff(picture, d);
     else drawFlow(picture, film, f, pairAt(state.pos) ? frameOf(pairAt(state.pos).before) : null);
     root.classList.toggle("gt-diffing", !!d);
@@ -1828,7 +1867,7 @@ export function mount(el, film, options = {}) {
   cleanups.push(() => keyTarget.removeEventListener("keydown", onKey));
   if (options.host === "notebook") cleanups.push(keepKeys(v.host, root));
 
-  show(options.step || 0);
+  show(Number.isInteger(options.step) ? options.step : firstChange(film));
 
   return {
     show,
@@ -1954,7 +1993,7 @@ function render({ model, el }) {
   el.appendChild(wrap);
   const kernel = asker(model);
   const options = {
-    step: model.get("step") || 0,
+    step: model.get("step") || undefined, // 0, the widget's default, opens at the first step that changes something
     interval: model.get("interval") || 900,
     host: "notebook",
     onStep: (i) => sendStep(model, i),
@@ -1963,7 +2002,7 @@ function render({ model, el }) {
   let stepper = mount(wrap, model.get("film") || {}, options);
   const onFilm = () => {
     stepper.destroy();
-    options.step = 0;
+    options.step = undefined;
     stepper = mount(wrap, model.get("film") || {}, options);
   };
   const onStepFromPython = () => {
