@@ -178,7 +178,7 @@ def test_a_tensors_gradient_is_cut_on_the_picture_and_whole_in_the_panels(steppe
     walk = int(page.locator(".gt-banner").inner_text().split(" / ", 1)[1].split(":", 1)[0])
     for _ in range(walk - 1):  # to the end of the reverse pass: every gradient written
         page.keyboard.press("ArrowDown")
-    assert page.locator(".gt-banner").inner_text().startswith(f"{walk} / {walk}:")
+    assert page.locator(".gt-banner").inner_text().startswith(f"{walk} / {walk} (end of the reverse pass):")
     labels = page.evaluate(LABELS, ".gt-flow-label")
     panel = page.locator(".gt-reverse").inner_text()
     assert labels
