@@ -47,7 +47,7 @@ def _arith_calls(work: Any) -> int:
     """How many Python functions of ``explain/_arith.py`` ``work()`` calls (generators count once per resume)."""
     count = 0
 
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
         nonlocal count
         if event == "call" and frame.f_code.co_filename == ARITH:
             count += 1

@@ -150,7 +150,7 @@ def input_shapes(node):
 def _torch_grads(out, grad):
     """What torch's own backward of ``out.grad_fn`` sends to each input (after broadcast reduction)."""
     seen = {}
-    handle = out.grad_fn.register_hook(lambda gi, go: seen.setdefault("gi", gi))
+    handle = out.grad_fn.register_hook(lambda gi, _go: seen.setdefault("gi", gi))
     try:
         torch.autograd.backward(out, grad)
     finally:
@@ -232,7 +232,7 @@ def test_a_node_of_several_outputs_joins_their_gradients_as_torch(case, dtype):
     gen = torch.Generator().manual_seed(11)
     grads = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(dtype) for o in outs[:-1]]
     seen = {}
-    handle = node.register_hook(lambda gi, go: seen.setdefault("gi", gi))
+    handle = node.register_hook(lambda gi, _go: seen.setdefault("gi", gi))
     try:
         torch.autograd.backward(list(outs[:-1]), grads, retain_graph=True)
     finally:

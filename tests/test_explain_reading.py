@@ -18,11 +18,11 @@ from gradtrace.render.text import step_text
 
 class Double(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, t):
+    def forward(_ctx, t):
         return t * 2
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(_ctx, g):
         return g * 2
 
 
@@ -46,7 +46,7 @@ def test_custom_function_node_is_said_to_be_its_python_backward_once():
 def test_module_full_backward_hook_node_says_what_runs_there():
     torch.manual_seed(0)
     lin = torch.nn.Linear(2, 2)
-    lin.register_full_backward_hook(lambda m, gin, gout: (gin[0] * 0.5,))
+    lin.register_full_backward_hook(lambda _m, gin, _gout: (gin[0] * 0.5,))
     x = torch.ones(1, 2, requires_grad=True)
     out = lin(x)
     op = out.grad_fn.name()

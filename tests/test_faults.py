@@ -171,7 +171,7 @@ def _interrupt_after(delay: float) -> None:
 
 @pytest.fixture
 def alarm_interrupts():
-    def handler(signum: int, frame: Any) -> None:
+    def handler(_signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGALRM, handler)
@@ -193,9 +193,10 @@ SPIN = (
 )
 
 
+@pytest.mark.usefixtures("alarm_interrupts")
 @pytest.mark.parametrize("delay", [0.003, 0.011, 0.029, 0.05, 0.077, 0.12])
 @pytest.mark.parametrize("max_steps", [40, 1000])
-def test_a_signal_mid_trace_leaves_nothing_installed(alarm_interrupts: None, delay: float, max_steps: int) -> None:
+def test_a_signal_mid_trace_leaves_nothing_installed(delay: float, max_steps: int) -> None:
     """SIGALRM lands wherever it lands: in the learner's code, in the tracer or in torch."""
     before = _state()
     ns: dict[str, Any] = {}
@@ -215,7 +216,8 @@ def test_a_signal_mid_trace_leaves_nothing_installed(alarm_interrupts: None, del
 
 
 @pytest.mark.slow
-def test_many_signals_at_random_moments(alarm_interrupts: None) -> None:
+@pytest.mark.usefixtures("alarm_interrupts")
+def test_many_signals_at_random_moments() -> None:
     """Hundreds of interrupts at random points: none may leave grad mode, gc or a mode off/on.
 
     Found: ``torch.no_grad().__exit__`` at the end of each snapshot ran through the
@@ -286,7 +288,7 @@ def test_deep_python_recursion_raises_recursion_error_as_plain() -> None:
 def test_the_learners_own_trace_function_is_restored() -> None:
     seen: list[str] = []
 
-    def mine(frame: Any, event: str, arg: Any) -> Any:
+    def mine(_frame: Any, event: str, _arg: Any) -> Any:
         seen.append(event)
         return None
 

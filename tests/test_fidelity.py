@@ -83,14 +83,14 @@ def test_oracle_checks_predictions_for_a_root_made_by_the_backward_statement() -
     blind = dataclasses.replace(trace, steps=(*trace.steps[:-2], dataclasses.replace(before, predictions=()),
                                               trace.steps[-1]))
     with pytest.raises(AssertionError, match="no prediction for h"):
-        check_predictions(failing, blind, None)
+        check_predictions(blind)
     fine = "import torch\nx = torch.tensor([1., 2.], requires_grad=True)\nh = x * 2\nh.add_(1)\nh.sum().backward()\n"
     trace = check_fidelity(fine)
     before = trace[-2]
     told = dataclasses.replace(before, predictions=trace[-2].predictions or (_made_up_prediction("h"),))
     wrong = dataclasses.replace(trace, steps=(*trace.steps[:-2], told, trace.steps[-1]))
     with pytest.raises(AssertionError, match="ran fine"):
-        check_predictions(fine, wrong, None)
+        check_predictions(wrong)
 
 
 def _made_up_prediction(root: str):

@@ -113,7 +113,7 @@ class Gen:
         self.complex = dtype.startswith("complex")
 
     # -- helpers ----------------------------------------------------------
-    def pick(self, pred=lambda v: True) -> str | None:
+    def pick(self, pred=lambda _v: True) -> str | None:
         names = sorted(n for n, v in self.vars.items() if pred(v))
         if not names:
             return None
@@ -253,7 +253,7 @@ class Gen:
         return self.assign(self.target(), self.result(a, b, shape=(sa[0], sa[0])), f"{a} @ {b}.t()")
 
     def inplace(self) -> str | None:
-        ok = (lambda v: not v.view_of_leaf and not (v.rg and v.leaf)) if self.grad_on else (lambda v: True)
+        ok = (lambda v: not v.view_of_leaf and not (v.rg and v.leaf)) if self.grad_on else (lambda _v: True)
         a = self.pick(ok)
         if a is None:
             return None
@@ -285,7 +285,7 @@ class Gen:
         if kind == "alias":
             return self.assign(self.target(), self.vars[a], a)
         if kind == "swap":
-            b = self.pick(lambda v: True)
+            b = self.pick(lambda _v: True)
             if b is None or b == a:
                 return None
             self.vars[a], self.vars[b] = self.vars[b], self.vars[a]

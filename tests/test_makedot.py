@@ -228,7 +228,7 @@ def test_after_backward_saved_tensors_are_freed():
     assert "[freed]" in src
 
 
-def test_resnet_after_backward(resnet):
+def test_resnet_after_backward():
     torch.manual_seed(0)
     net = TinyResNet(blocks=4)
     out = net(torch.randn(2, 3, 6, 6)).sum()

@@ -118,7 +118,7 @@ class _Scale(torch.autograd.Function):
         return a * 2
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(_ctx, g):
         return g * 2
 
 

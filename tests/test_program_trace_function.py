@@ -102,7 +102,8 @@ def _named(events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [e[:2] if e[0] == "call" and len(e) == 3 and isinstance(e[2], str) else e for e in events]
 
 
-def test_a_program_s_trace_function_gets_the_events_plain_python_gives(path: str) -> None:
+@pytest.mark.usefixtures("path")  # parametrized: runs under each line-event path
+def test_a_program_s_trace_function_gets_the_events_plain_python_gives() -> None:
     plain = _plain(PROGRAM)
     trace, ns, said = _traced(PROGRAM)
     assert not [s for s in said if "sys.settrace" in s]
@@ -115,7 +116,8 @@ def test_a_program_s_trace_function_gets_the_events_plain_python_gives(path: str
         1, 2, 3, 4, 7, 10, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24]
 
 
-def test_gradtrace_s_own_code_is_never_seen(path: str) -> None:
+@pytest.mark.usefixtures("path")  # parametrized: runs under each line-event path
+def test_gradtrace_s_own_code_is_never_seen() -> None:
     # a module's forward runs gradtrace's module hooks; backward() its node hooks and reads
     source = PROGRAM.replace("z = f(x)\n", "layer = torch.nn.Linear(2, 1)\nz = f(layer(x))\n")
     _trace, ns, _said = _traced(source)
@@ -125,7 +127,8 @@ def test_gradtrace_s_own_code_is_never_seen(path: str) -> None:
     assert ("call", "forward") in _named(ns["events"])
 
 
-def test_sys_is_left_as_it_was(path: str) -> None:
+@pytest.mark.usefixtures("path")  # parametrized: runs under each line-event path
+def test_sys_is_left_as_it_was() -> None:
     settrace, gettrace = sys.settrace, sys.gettrace
     _traced("import sys\nleft_on = lambda *a: None\nsys.settrace(left_on)\nx = 1\n")
     assert sys.settrace is settrace and sys.gettrace is gettrace
@@ -156,7 +159,8 @@ w = z + 1
 """
 
 
-def test_a_debugger_s_set_trace_keeps_both_following_the_program(path: str) -> None:
+@pytest.mark.usefixtures("path")  # parametrized: runs under each line-event path
+def test_a_debugger_s_set_trace_keeps_both_following_the_program() -> None:
     plain = _plain(DEBUGGER)
     trace, ns, said = _traced(DEBUGGER)
     assert not said

@@ -280,10 +280,10 @@ def test_a_node_belongs_to_the_module_that_was_running_when_it_was_made(path: st
         model.eval()
     names = {m: ("model." + n if n else "model") for n, m in model.named_modules()}
     who = _WhoMade(names)
-    def leave(m: torch.nn.Module, a: Any, o: Any) -> None:
+    def leave(_m: torch.nn.Module, _a: Any, _o: Any) -> None:
         who.stack.pop()
 
-    handles = [mod.register_module_forward_pre_hook(lambda m, a: who.stack.append(names[m])),
+    handles = [mod.register_module_forward_pre_hook(lambda m, _a: who.stack.append(names[m])),
                mod.register_module_forward_hook(leave)]
     try:
         with who:
@@ -310,7 +310,7 @@ def test_module_hooks_read_each_new_node_once_per_forward(path: str) -> None:
 
     plain = _plain(MLP.split("for i in")[0])
     outputs: list[Any] = []  # the nodes at module outputs, kept alive so that their ids are theirs
-    handle = mod.register_module_forward_hook(lambda m, a, o: outputs.append(o.grad_fn))
+    handle = mod.register_module_forward_hook(lambda _m, _a, o: outputs.append(o.grad_fn))
     try:
         plain["model"](plain["x"])
     finally:

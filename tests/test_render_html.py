@@ -41,7 +41,7 @@ class Collect(HTMLParser):
         self.tags.append((tag, dict(attrs)))
         self.open = len(self.tags) - 1
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag):  # noqa: ARG002  (HTMLParser's signature; any end tag closes)
         self.open = None
 
     def handle_data(self, data):

@@ -35,7 +35,7 @@ def test_mutations_in_place_through_flags_and_behind_the_counter() -> None:
     before = {"t1": _info("t1", 0), "t2": _info("t2", 3, "2."), "t3": _info("t3", 1, "5.")}
     now = {"t1": _info("t1", 1, "9.", fn="n4"), "t2": _info("t2", 3, "7."), "t3": _info("t3", 1, "5.")}
     out = events.mutate_events([("t1", 0, 1)], {"t1": "mul_"}, before.get, now, ["t3", "t2", "t1"],
-                               lambda tid, v: (("n2", "self"),) if tid == "t1" else ())
+                               lambda tid, _v: (("n2", "self"),) if tid == "t1" else ())
     assert out == [Mutate("t1", 0, 1, None, "n4", (("n2", "self"),), None, "mul_"),
                    Mutate("t2", 3, 3, None, None, op=UNSEEN_WRITE)]
 

@@ -180,8 +180,7 @@ def test_an_inplace_call_on_a_view_is_seen_under_the_programs_trace_function(pat
     assert "b" in {p.root for p in step.predictions}
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_the_mode_leaves_when_the_programs_trace_function_follows_torch_lines(path: str) -> None:
+def test_the_mode_leaves_when_the_programs_trace_function_follows_torch_lines() -> None:
     # a local trace function for every frame would hear torch's Python functions take their dispatching
     # branch under the mode: the mode goes off before such a frame runs, and stays off
     source = SETTRACE_VIEW.format(local="watch").replace("a.mul_(c)\n", "torch.nn.functional.relu(a, inplace=True)\n")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import graphviz
@@ -43,7 +43,7 @@ _FREED = ' fillcolor=lightgrey style="filled,dashed"]\n'
 BIG_GRAPH = 2000
 
 
-class GradGraph(graphviz.Digraph):
+class GradGraph(graphviz.Digraph):  # type: ignore[misc, unused-ignore]  # graphviz has no type information
     """A ``graphviz.Digraph`` whose notebook picture falls back to gradtrace's layout binary.
 
     ``graphviz.Digraph`` shows itself by running the system ``dot``; when there is
@@ -71,7 +71,9 @@ class GradGraph(graphviz.Digraph):
     def _repr_image_svg_xml(self) -> str:
         return self.svg()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, str]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,  # noqa: ARG002
+                          exclude: Collection[str] | None = None, **_: Any) -> dict[str, str]:  # noqa: ARG002
         from .render.svg import LayoutError
 
         text = f"<gradtrace make_dot graph: {len(self.body)} statements>"
@@ -89,7 +91,7 @@ def _label(*lines: str) -> str:
     from .render.words import clean
 
     text = graphviz.nohtml("\\n".join(graphviz.escape(clean(line)) for line in lines if line))
-    return graphviz.quoting.quote(text)
+    return str(graphviz.quoting.quote(text))
 
 
 def _shape(shape: Iterable[int]) -> str:
@@ -312,14 +314,14 @@ class _Writer:
                 key = self.shared.get(id(data)) or self.shared.setdefault(id(data), f"{rec.nid}_s{k}")
                 self.unpacked.append(data)
             if custom:
-                self.saved_box(key, name, data, "", (rec, k))
+                self.saved_box(key, data, "", (rec, k))
                 self.lines.append(f"\t{key} -> {rec.nid} [dir=none]\n")
             else:
                 self.lines.append(f"\t{rec.nid} -> {key} [dir=none]\n")
-                self.saved_box(key, name, data, name, (rec, k))
+                self.saved_box(key, data, name, (rec, k))
         return values
 
-    def saved_box(self, key: str, name: str, data: Any, label: str, writer: tuple[_Node, int]) -> None:
+    def saved_box(self, key: str, data: Any, label: str, writer: tuple[_Node, int]) -> None:
         if key in self.drawn:
             if key in self.writers:
                 self.writers[key][2].append((*writer, label))

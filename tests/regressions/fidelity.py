@@ -185,7 +185,7 @@ class Watcher:
             return None
         return self._innermost(pos[0], pos[2])
 
-    def hook(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def hook(self, frame: types.FrameType, _event: str, _arg: Any) -> Any:
         code = frame.f_code
         if code.co_filename != FILENAME:
             return None
@@ -204,7 +204,7 @@ class Watcher:
     def _multi(self, line: int) -> bool:
         return len(self.lines.get(line, ())) > 1
 
-    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def _local(self, frame: types.FrameType, event: str, _arg: Any) -> Any:
         if _in_backward(frame):
             if event == "return":  # its call is over: a later call of the same function is not a nested one
                 self.labels.pop(frame, None)
@@ -820,7 +820,7 @@ def check_mutations(step: Step, before: Moment | None, moment: Moment) -> None:
             assert not same, f"{where}: {said!r}, but its values stayed {now.value}"
 
 
-def check_predictions(source: str, trace: Trace, plain_exc: BaseException | None) -> None:
+def check_predictions(trace: Trace) -> None:
     """Invariant 4: a step before the failing ``backward()`` predicts it, and none predicts a success.
 
     Each step's predictions name roots; for each step whose next statement calls
@@ -924,5 +924,5 @@ def check_fidelity(source: str, max_steps: int = 1000, steps_too: bool = True) -
         watcher, exc = run_watched(source)
         assert_same_exception(plain.exc, exc)
         check_steps(traced.trace, watcher)
-    check_predictions(source, traced.trace, plain.exc)
+    check_predictions(traced.trace)
     return traced.trace

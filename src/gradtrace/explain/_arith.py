@@ -318,7 +318,7 @@ class Arr:
         return self._binary(other, _div, reverse=True, out_dtype=self.dtype if is_float(self.dtype) else "float32")
 
     def div(self, other: Any) -> Arr:
-        return self / other
+        return self.__truediv__(other)
 
     def __neg__(self) -> Arr:
         return self.like([-v for v in self.data])
@@ -370,7 +370,7 @@ class Arr:
         if e == -2:
             return 1.0 / (self * self)
         if e == 0:
-            return self.map(lambda v: 1.0, exact=True)
+            return self.map(lambda _v: 1.0, exact=True)
         return self.map(lambda v: _pow(v, e), exact=False)
 
     def sqrt(self) -> Arr:
@@ -554,7 +554,7 @@ def _magnitude(data: list[Any]) -> float:
     return best
 
 
-def _div(x: Any, y: Any) -> float:
+def _div(x: float, y: float) -> float:
     try:
         return x / y
     except ZeroDivisionError:

@@ -404,7 +404,7 @@ def _mutation_line(trace: Trace | None, saved_at: dict[str, int | None]) -> tupl
     return found if found[2] is not None else made
 
 
-def _backward_twice(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+def _backward_twice(base: ErrorExplanation, step: Step | None, _trace: Trace | None) -> ErrorExplanation:
     if step is None:
         return base
     freed = [n.id for n in step.nodes.values() if any(s.state == FREED for s in n.saved)]
@@ -412,12 +412,12 @@ def _backward_twice(base: ErrorExplanation, step: Step | None, trace: Trace | No
 
 
 def _by_line(test: Callable[[TensorInfo], bool]) -> Callable[..., ErrorExplanation]:
-    def finder(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+    def finder(base: ErrorExplanation, step: Step | None, _trace: Trace | None) -> ErrorExplanation:
         return _with(base, culprits=_tensors_where(step, test))
     return finder
 
 
-def _shape_mismatch(base: ErrorExplanation, step: Step | None, trace: Trace | None) -> ErrorExplanation:
+def _shape_mismatch(base: ErrorExplanation, step: Step | None, _trace: Trace | None) -> ErrorExplanation:
     m = re.search(r"grad_output\[0\] has a shape of torch.Size\(\[([\d, ]*)\]\) and output\[0\] has a shape "
                   r"of torch.Size\(\[([\d, ]*)\]\)", base.message)
     if m:

@@ -829,9 +829,9 @@ _add("SoftplusBackward0", "out = ln(1 + e^(beta · self)) / beta (just self wher
 _add(COPY_SLICES, "base[view] = value (an in-place write through a view)",
      "the written region's old values no longer matter: their gradient is 0 for the base",
      ("base", "grad_base = grad with the written region set to 0", "grad, zeroed where the view was written",
-      lambda e: _no_geometry(), lambda e: _no_geometry()),
+      lambda _e: _no_geometry(), lambda _e: _no_geometry()),
      ("value", "grad_value = grad restricted to the written region", "grad[view region]",
-      lambda e: _no_geometry(), lambda e: _no_geometry()))
+      lambda _e: _no_geometry(), lambda _e: _no_geometry()))
 _add(ACCUMULATE_GRAD, "leaf.grad += incoming gradient",
      "the end of the chain: gradients of a leaf are summed into .grad",
      (".grad", ".grad ← .grad + grad (or grad when .grad is None)", "grad added to .grad",

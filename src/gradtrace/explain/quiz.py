@@ -98,8 +98,9 @@ class Verdict:
 
     __str__ = to_text
 
-    def _repr_mimebundle_(self, include: Collection[str] | None = None,
-                          exclude: Collection[str] | None = None) -> dict[str, str]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,  # noqa: ARG002
+                          exclude: Collection[str] | None = None) -> dict[str, str]:  # noqa: ARG002
         return {"text/plain": self.to_text(), "text/html": self._html()}
 
     def _html(self) -> str:
@@ -141,8 +142,9 @@ class Question:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.prompt.splitlines()[0]}>"
 
-    def _repr_mimebundle_(self, include: Collection[str] | None = None,
-                          exclude: Collection[str] | None = None) -> dict[str, Any]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,  # noqa: ARG002
+                          exclude: Collection[str] | None = None) -> dict[str, Any]:  # noqa: ARG002
         bundle: dict[str, Any] = {"text/plain": self.prompt,
                                   "text/html": f"<pre>{html.escape(self.prompt)}</pre><p>{NO_KERNEL_NOTE}</p>"}
         view = self.widget()
@@ -243,7 +245,7 @@ class ValueQuestion(Question):
         detail = f" ({truth.dtype}, shape {tuple(truth.shape)})" if truth.kind == "tensor" else ""
         return f"PyTorch computed {self.ask} = {truth.text}{detail}."
 
-    def _relevant_walks(self) -> list[tuple[int, Any]]:
+    def _relevant_walks(self) -> list[tuple[int, Walkthrough]]:
         match = re.fullmatch(r"\s*([\w.]+?)\.grad\s*", self.ask)
         if match is None:
             return []
@@ -282,7 +284,7 @@ def _value_hint(given: str, truth: Truth, ask: str) -> str:
     return " ".join(bits) or "follow the code line by line and keep track of each tensor's value."
 
 
-def _walk_text(line: int, walk: Any, count: int) -> str:
+def _walk_text(line: int, walk: Walkthrough, count: int) -> str:
     head = f"How the number comes about (backward() at line {line}):" if count == 1 else \
         f"backward() at line {line}:"
     return head + "\n" + walk.to_text()

@@ -44,7 +44,7 @@ _CELL_WIDGETS: dict[str, tuple[str, list[Any]]] = {}
 def in_kernel() -> bool:
     """True inside a Jupyter kernel (where widgets can talk to a front end)."""
     try:
-        from IPython import get_ipython
+        from ._ipython import get_ipython
     except ImportError:
         return False
     shell = get_ipython()
@@ -91,9 +91,10 @@ def _keep(mime: str, include: Container[str] | None, exclude: Container[str] | N
 # ------------------------------------------------------------- widget lifetime
 def _instances() -> dict[str, Any]:
     try:
-        from ipywidgets.widgets.widget import _instances as live
+        from ipywidgets.widgets import widget
     except ImportError:
         return {}
+    live: dict[str, Any] = widget._instances  # ipywidgets' own table of open widgets, by model id
     return live
 
 
@@ -105,7 +106,7 @@ def live_widget_count() -> int:
 def _cell_run() -> tuple[str, str] | None:
     """``(cell, run)`` of the request being executed: the front end's cell id (or the code), and the request id."""
     try:
-        from IPython import get_ipython
+        from ._ipython import get_ipython
 
         kernel = get_ipython().kernel
         parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else kernel._parent_header

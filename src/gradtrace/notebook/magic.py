@@ -34,13 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import display
+from IPython.core.magic import Magics, magics_class
 
 from .. import outfile
 from ..model import DEFAULT_MAX_STEPS, Trace
 from ..run import learner_tb
+from ._ipython import argument, cell_magic, display, magic_arguments, parse_argstring
 
 __all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename", "cell_number"]
 

@@ -101,7 +101,7 @@ class _Box:
 
 def _in_kernel() -> bool:
     try:
-        from IPython import get_ipython
+        from ._ipython import get_ipython
     except ImportError:
         return False
     shell = get_ipython()
@@ -244,8 +244,7 @@ def _question_bundle(question: Any, uid: str, note: str) -> dict[str, str]:
 
 def show_question(question: Any) -> None:
     """Display ``question`` in the running kernel: the question and its note, then the answer box."""
-    from IPython import get_ipython
-    from IPython.display import display
+    from ._ipython import display, get_ipython
 
     now, setup = _cells(get_ipython())
     note = dead_note(now, setup)

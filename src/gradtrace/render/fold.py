@@ -320,7 +320,7 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
     depth = collapse
     shape = outline(step.nodes)
     max_depth = max(map(_depth, set(shape.modules)), default=0)
-    plan = _plan(step, min_repeat, depth, names, shape)
+    plan = _plan(step, min_repeat, depth, shape)
     notes: list[str] = []
     # a plan that folds, collapses or cuts anything also draws a note box saying so: keep room for it
     room = max((max_nodes or 0) - 1, 1)
@@ -330,7 +330,7 @@ def _fold(step: Step, min_repeat: int, collapse: int | None, max_nodes: int | No
 
     if depth is None and too_big(plan):
         for d in range(max_depth - 1, 0, -1):  # the deepest grouping that fits
-            depth, plan = d, _plan(step, min_repeat, d, names, shape)
+            depth, plan = d, _plan(step, min_repeat, d, shape)
             if _boxes(plan, names) <= room:
                 break
         if depth is not None:
@@ -443,7 +443,7 @@ def _example(plan: Folded) -> str:
     return f" ({boxes[0]})" if boxes else ""
 
 
-def _plan(step: Step, min_repeat: int, depth: int | None, names: bool, shape: Outline) -> Folded:
+def _plan(step: Step, min_repeat: int, depth: int | None, shape: Outline) -> Folded:
     return _plan_blocks(step, _module_blocks(step, depth) if depth is not None else [], min_repeat, depth, shape)
 
 

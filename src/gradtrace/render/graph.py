@@ -5,7 +5,7 @@ Place in the pipeline: tracer -> model -> explain -> **render** -> notebook/cli.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -45,7 +45,9 @@ class Graph:
     def __repr__(self) -> str:
         return f"<gradtrace Graph: {self.source.count(' -> ')} edges>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,  # noqa: ARG002
+                          exclude: Collection[str] | None = None) -> dict[str, str]:  # noqa: ARG002
         bundle = {"text/plain": self.text or repr(self)}
         try:
             bundle["image/svg+xml"] = self.svg()
@@ -131,5 +133,7 @@ def _boxes_unchanged(plan: Folded, step: Step, filled: Iterable[str]) -> bool:
 class Page(str):
     """An HTML document (a ``str``) that shows itself in notebooks."""
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,  # noqa: ARG002
+                          exclude: Collection[str] | None = None) -> dict[str, str]:  # noqa: ARG002
         return {"text/plain": f"<gradtrace HTML page, {len(self)} characters>", "text/html": str(self)}

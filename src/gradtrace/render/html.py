@@ -118,7 +118,8 @@ class Film(dict[str, Any]):
     def __repr__(self) -> str:
         return f"<gradtrace film of {self.get('title', '')!s}: {len(self.get('steps', []))} steps>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    # IPython calls this with include= and exclude= by keyword, so their names stay though unused
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:  # noqa: ARG002
         page = _html.escape(film_html(self), quote=True)
         frame = (
             f'<iframe sandbox="allow-scripts" srcdoc="{page}" title="gradtrace stepper" '

@@ -87,7 +87,7 @@ def summary_dict(s: Summary | None) -> dict[str, Any] | None:
 
 
 def _tensor(t: TensorInfo) -> dict[str, Any]:
-    d = plain(t)
+    d: dict[str, Any] = plain(t)
     d["kind"] = t.kind
     if not t.forbidden:  # written only for the rare tensor PyTorch forbids in autograd, so documents stay small
         del d["forbidden"]
@@ -97,7 +97,7 @@ def _tensor(t: TensorInfo) -> dict[str, Any]:
 
 
 def _event_dict(e: Event) -> dict[str, Any]:
-    d = plain(e)
+    d: dict[str, Any] = plain(e)
     if d.get("held_elsewhere") is False:  # written only when true, as ``forbidden``
         del d["held_elsewhere"]
     if d.get("values_kept") is False:  # likewise
@@ -110,7 +110,7 @@ def _event_dict(e: Event) -> dict[str, Any]:
 
 
 def _node(n: NodeInfo) -> dict[str, Any]:
-    d = plain(n)
+    d: dict[str, Any] = plain(n)
     d["inputs"] = [None if e is None else {"node": e.node, "output_nr": e.output_nr} for e in n.inputs]
     return d
 
