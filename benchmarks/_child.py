@@ -8,6 +8,8 @@
     python benchmarks/_child.py recursion plain|traced DEPTH    CPU seconds of a recursion DEPTH deep
     python benchmarks/_child.py cold plain|traced    CPU seconds of the first optimizer creation
     python benchmarks/_child.py still N K1 K2    bytes a Trace retains: an N-op chain, then K1 or K2 idle steps
+    python benchmarks/_child.py first_dot gradtrace|torchviz tiny|resnet    wall seconds of the import and the
+        first make_dot(...).source of a fresh process (torch imported, the graph built and gc run before)
 """
 
 from __future__ import annotations
@@ -207,6 +209,30 @@ def still(n: int, short: int, long: int) -> dict[str, object]:
     return out
 
 
+def first_dot(kind: str, graph: str) -> dict[str, object]:
+    """The first ``make_dot`` of a notebook cell: the package's import, then one call, each on the wall clock."""
+    if graph == "tiny":
+        x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+        var, params = (x * w).sum(), {"x": x, "w": w}
+    else:
+        var, net = workloads.resnet_loss()
+        params = dict(net.named_parameters())
+    gc.collect()  # torch's import leaves a full collection due: paid here, not by whichever contender allocates first
+    t = time.perf_counter()
+    if kind == "gradtrace":
+        import gradtrace as package
+    else:
+        import warnings
+
+        with warnings.catch_warnings():  # torchviz imports distutils' LooseVersion
+            warnings.simplefilter("ignore")
+            import torchviz as package
+    imported = time.perf_counter()
+    source = package.make_dot(var, params).source
+    done = time.perf_counter()
+    return {"import_s": imported - t, "call_s": done - imported, "chars": len(source)}
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "memory":
         out = memory(argv[1])
@@ -224,6 +250,8 @@ def main(argv: list[str]) -> None:
         out = recursion(argv[1], int(argv[2]))
     elif argv[0] == "cold":
         out = cold(argv[1])
+    elif argv[0] == "first_dot":
+        out = first_dot(argv[1], argv[2])
     elif argv[0] == "still":
         out = still(int(argv[1]), int(argv[2]), int(argv[3]))
     else:

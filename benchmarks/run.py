@@ -10,7 +10,8 @@ this process plus its ``dot`` children; the film and fresh Pythons on the wall c
 
 a. ``gradtrace.make_dot(loss).source`` vs ``torchviz.make_dot(loss).source``: ResNet-like net, 5000 wide,
    5000 deep, and the real models (``transformers`` GPT-2/BERT; torchvision's resnet18, resnet50,
-   mobilenet_v3_small, vit_b_16 where it imports); and after ``backward()``
+   mobilenet_v3_small, vit_b_16 where it imports); and after ``backward()``; and a notebook cell's first
+   ``make_dot`` (the package's import plus one call, in fresh processes, on the wall clock)
 b. tracing (#9's goals): the 100-iteration MLP loop, every step recorded, traced vs plain in fresh processes;
    time per recorded step of an N-op chain at N = 250 vs 4000; the 4000-op chain uncapped; recursion 400 deep;
    bytes a Trace retains per unchanged node per step (tracemalloc); cold start (the first optimizer)
@@ -133,6 +134,40 @@ def bench_make_dot_after_backward() -> list[Row]:
     freed = source.count("freed")
     return [("a. make_dot after backward()", f"show_saved=True after loss.backward(): torchviz {theirs}; gradtrace "
              f"draws {freed} freed saved tensors", "works", f"works: {'met' if freed else 'missed'}")]
+
+
+def _spread(values: list[float]) -> str:
+    """Median and range of wall times, in ms."""
+    return f"{statistics.median(values) * 1e3:.0f} ms ({min(values) * 1e3:.0f}–{max(values) * 1e3:.0f})"
+
+
+def bench_first_dot(reps: int) -> list[Row]:
+    """``import P; P.make_dot(loss, params).source`` in fresh processes, gradtrace and torchviz interleaved.
+
+    torch is imported, the graph built and a full collection run before the clock starts (torch's import leaves
+    one due, 0.2–0.3 s here, which otherwise lands on whichever contender allocates first). The ratio is
+    gradtrace's import plus call to torchviz's import plus call; the figures also show each call alone
+    (torchviz's import pulls setuptools in through ``distutils``, most of its first call).
+    """
+    rows = []
+    for graph, what in (("tiny", "(x * w).sum()"), ("resnet", "ResNet-like net (torch.nn only)")):
+        runs: dict[str, list[dict[str, Any]]] = {"gradtrace": [], "torchviz": []}
+        for _ in range(reps):
+            for kind, got in runs.items():
+                data, rc, _ = child("first_dot", kind, graph, timeout=300)
+                if rc != 0:
+                    return rows + [(f"a. first make_dot, {graph}", f"{kind}: exit {rc}: {data.get('stderr', '')}",
+                                    "failed", "≤ 1.5: missed")]
+                got.append(data)
+        total = {k: [d["import_s"] + d["call_s"] for d in v] for k, v in runs.items()}
+        ours, theirs = statistics.median(total["gradtrace"]), statistics.median(total["torchviz"])
+        ratio = ours / theirs
+        text = (f"{what}, {reps} fresh processes each, interleaved, wall, import + first make_dot(...).source: "
+                f"gradtrace {_spread(total['gradtrace'])}, torchviz {_spread(total['torchviz'])}; the call alone: "
+                f"gradtrace {_spread([d['call_s'] for d in runs['gradtrace']])}, "
+                f"torchviz {_spread([d['call_s'] for d in runs['torchviz']])}")
+        rows.append((f"a. first make_dot in a fresh process, {graph}", text, f"{ratio:.2f}×", verdict(ratio, 1.5)))
+    return rows
 
 
 def loop_goal() -> float:
@@ -573,6 +608,7 @@ def main() -> None:
     models = {name: build() for name, build in builders.items()}
     benches: dict[str, Callable[[], list[Row]]] = {
         "make_dot": lambda: bench_make_dot(reps * 2, models), "after_backward": bench_make_dot_after_backward,
+        "first_dot": lambda: bench_first_dot(fresh * 2),
         "pictures": bench_pictures, "show_untraced": bench_show_untraced, "film_python": bench_film_python,
         "models": lambda: bench_models(reps, models, missing), "loop": lambda: bench_overhead(fresh),
         "chain_steps": bench_chain_steps, "recursion": bench_recursion, "still": bench_still,

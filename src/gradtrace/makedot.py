@@ -20,6 +20,12 @@ directly; saved values and attributes are read only when ``show_saved`` or
 always drawn, as torchviz does). Nothing is summarized: a saved tensor's box
 shows its name and shape.
 
+A plain call imports only graphviz, torch and this module (a notebook cell's
+first ``make_dot`` pays no tracer or renderer import): node names are read here,
+and the tracer's readers (:mod:`gradtrace.tracer.graph`) and the renderers' text
+cleaning are imported only when a graph needs them (saved values, attributes,
+non-ASCII names, a graph deep enough to need room on the C stack).
+
 Colours are torchviz's: output green (its base, for a view, darker green),
 leaves blue, saved tensors orange, backward nodes grey; freed saved tensors are
 light grey and dashed.
@@ -39,6 +45,10 @@ __all__ = ["BIG_GRAPH", "GradGraph", "make_dot", "show"]
 FONT = "Courier"
 _COLOURS = {"output": "darkolivegreen1", "base": "darkolivegreen3", "leaf": "lightblue", "saved": "orange"}
 _FREED = ' fillcolor=lightgrey style="filled,dashed"]\n'
+_PREFIX = "torch::autograd::"
+#: Nodes read past which freeing the graph may need room on the C stack (see :mod:`gradtrace.tracer.stack`):
+#: freeing one takes about 140 bytes, so fewer than this fit in any usual limit and import nothing
+_DEEP = 1000
 #: Statements past which ``GradGraph.svg()`` warns that laying the whole graph out is slow.
 BIG_GRAPH = 2000
 
@@ -88,14 +98,33 @@ class GradGraph(graphviz.Digraph):  # type: ignore[misc, unused-ignore]  # graph
 @functools.lru_cache(maxsize=4096)
 def _label(*lines: str) -> str:
     """Plain-text lines as one quoted DOT label: each line escaped, never read as an HTML-like label."""
-    from .render.words import clean
+    if not all(line.isascii() and line.isprintable() for line in lines):  # clean() leaves the others as they are
+        from .render.words import clean
 
-    text = graphviz.nohtml("\\n".join(graphviz.escape(clean(line)) for line in lines if line))
+        lines = tuple(clean(line) for line in lines)
+    text = graphviz.nohtml("\\n".join(graphviz.escape(line) for line in lines if line))
     return str(graphviz.quoting.quote(text))
 
 
 def _shape(shape: Iterable[int]) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+def _node_name(node: Any) -> str:
+    """``MulBackward0``, ``AccumulateGrad``, ``MyFnBackward``: as :func:`gradtrace.tracer.graph.node_name` reads it."""
+    try:
+        name = str(node.name())
+    except Exception:
+        name = type(node).__name__
+    return name[len(_PREFIX):] if name.startswith(_PREFIX) else name
+
+
+def _grad_fn(t: Any) -> Any:
+    """``t.grad_fn``, or None where reading it raises (a view PyTorch forbids in autograd)."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -164,9 +193,7 @@ class _Writer:
         cls = type(node)
         k = self.kinds.get(cls)
         if k is None:
-            from .tracer.graph import node_name
-
-            name = node_name(node)
+            name = _node_name(node)
             code = 1 if cls.__name__ == "AccumulateGrad" else 2 if hasattr(cls, "_forward_cls") else 0
             k = self.kinds[cls] = (code, name, _label(name))
             if code != 2 and cls.__module__ == "builtins":  # a C++ node class
@@ -233,8 +260,6 @@ class _Writer:
 
     def output(self, tid: str) -> None:
         """An output tensor, its graph, and (for a view) its base, as torchviz draws them."""
-        from .tracer.graph import grad_fn_of
-
         todo = [(tid, _COLOURS["output"])]
         while todo:
             t, colour = todo.pop()
@@ -242,7 +267,7 @@ class _Writer:
                 continue
             self.tensor(t, colour)
             obj = self.objs[t]
-            fn = grad_fn_of(obj)
+            fn = _grad_fn(obj)
             rec = self.by_obj.get(id(fn)) if fn is not None else None
             if rec is not None:
                 self.graph(rec)
@@ -434,6 +459,14 @@ def _freed(node: Any, name: str) -> bool:
     return False
 
 
+def _room_to_free(nodes: int) -> None:
+    """Raise the C stack limit when freeing ``nodes`` backward nodes, whose wrappers now exist, may need it."""
+    from .tracer.stack import ensure_deep_stack, nodes_before_raise
+
+    if nodes >= nodes_before_raise():  # (where gradtrace raised it before, that call raised it again)
+        ensure_deep_stack()
+
+
 def _same_storage(a: Any, b: Any) -> bool:
     try:
         return bool(a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype)
@@ -462,21 +495,18 @@ def make_dot(var: Any, params: Any = None, show_attrs: bool = False, show_saved:
     import torch
 
     from ._gc import paused_gc
-    from .tracer.graph import grad_fn_of
-    from .tracer.stack import ensure_deep_stack
 
     outputs = list(var) if isinstance(var, (list, tuple)) else [var]
     if not all(isinstance(v, torch.Tensor) for v in outputs):
         raise TypeError("gradtrace needs a tensor (or a list of tensors) to draw; got "
                         + ", ".join(sorted({type(v).__name__ for v in outputs})))
     named = _param_map(params)
-    ensure_deep_stack()  # freeing a deep graph whose wrappers exist recurses on the C stack
     w = _Writer(show_attrs, show_saved, max_attr_chars)
     with paused_gc(), torch._C.DisableTorchFunction(), torch.no_grad():
         bindings: dict[str, str] = {}
         for i, v in enumerate(outputs):
             bindings["output" if len(outputs) == 1 else f"output[{i}]"] = w.stamp(v)
-            w.walk(grad_fn_of(v), v)
+            w.walk(_grad_fn(v), v)
         for pname, p in named.items():
             if isinstance(p, torch.Tensor):
                 bindings.setdefault(pname, w.stamp(p))
@@ -487,6 +517,8 @@ def make_dot(var: Any, params: Any = None, show_attrs: bool = False, show_saved:
         for tid in drawn_outputs:
             w.output(tid)
         w.relabel(outputs)
+    if w.nodes > _DEEP:
+        _room_to_free(w.nodes)
     dot = GradGraph(
         node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
                    "height": "0.2", "fontname": FONT},
