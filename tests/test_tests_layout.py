@@ -2,8 +2,8 @@
 
 Test modules are collected by pytest in prepend mode, so importing one from another
 runs its module-level code twice under two names and makes a test file's tests depend
-on another file's private choices. Shared code lives in helper modules (names not
-starting with ``test_``) or in conftest fixtures.
+on another file's private choices. Shared code lives in modules whose names do not
+start with ``test_`` or in conftest fixtures.
 """
 
 from __future__ import annotations
@@ -40,4 +40,4 @@ def test_no_test_module_imports_a_test_module(path: Path):
     bad = [f"line {line}: {name}" for line, name in imported_modules(tree)
            if any(part.startswith("test_") for part in name.split("."))]
     assert not bad, (f"{path.relative_to(TESTS)} imports test modules ({'; '.join(bad)}); "
-                     "move what it shares into a helper module or a conftest fixture")
+                     "move what it shares into a module not named test_* or a conftest fixture")
