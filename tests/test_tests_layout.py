@@ -1,9 +1,9 @@
 """The test suite's own layout: no test module imports another test module.
 
-Test modules are collected by pytest in prepend mode, so importing one from another
-runs its module-level code twice under two names and makes a test file's tests depend
-on another file's private choices. Shared code lives in modules whose names do not
-start with ``test_`` or in conftest fixtures.
+A test file that imports another test file depends on that file's private choices and
+on pytest's prepend import mode (which puts each test file's folder on ``sys.path``), and
+running it alone does the other file's module-level work too. Shared code lives in modules
+whose names do not start with ``test_`` or in conftest fixtures.
 """
 
 from __future__ import annotations
