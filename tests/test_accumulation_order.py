@@ -25,7 +25,7 @@ def engine_order() -> list[str]:
     f = x**2 + x**3
     sent: list[str] = []
     for node, _ in f.grad_fn.next_functions:
-        node.register_hook(lambda grad_in, grad_out, sent=sent: sent.append(f"{grad_in[0].item():g}"))
+        node.register_hook(lambda grad_in, _grad_out, sent=sent: sent.append(f"{grad_in[0].item():g}"))
     f.backward()
     assert f"{x.grad.item():g}" == "5376"
     return sent

@@ -11,9 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from formula_eval import Unreadable, evaluate
-from test_explain_formulas import CASES, _torch_grads, input_shapes, node_info
 
 from gradtrace.explain.formulas import fill_in
+
+from formula_cases import CASES, _torch_grads, input_shapes, node_info
 
 DTYPES = [torch.float32, torch.float64]
 

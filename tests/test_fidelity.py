@@ -16,9 +16,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 from regressions.fidelity import _same_stats, check_fidelity, run_watched
-from test_fuzz import FUZZ, programs
 
 import gradtrace
+
+from fuzz_programs import FUZZ, programs
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 

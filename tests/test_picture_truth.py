@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from regressions.fidelity import _run
 from regressions.picture import check_picture, check_scene, check_summary
-from test_fuzz import FUZZ, programs
 
 from gradtrace import trace_code
 from gradtrace.model import Summary
 from gradtrace.render.scene import Box, Row, Scene, scene
+
+from fuzz_programs import FUZZ, programs
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 

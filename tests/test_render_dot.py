@@ -8,11 +8,12 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from test_render_cases import check_golden, evil_trace, forum_trace, mutate_trace
 
 from gradtrace.render.dot import graph_dot, step_dot
 from gradtrace.render.graph import step_graph
 from gradtrace.render.svg import LayoutError, dot_binary, dot_to_svg, layout_engine, svg_inline
+
+from render_cases import check_golden, evil_trace, forum_trace, mutate_trace
 
 SVG = "{http://www.w3.org/2000/svg}"
 SVG_TAGS = {"svg", "g", "title", "polygon", "path", "text", "ellipse", "polyline"}
@@ -50,7 +51,7 @@ def test_mutate_dot_golden(request):
 
 def test_dot_is_identical_across_processes():
     code = (
-        "import sys; sys.path.insert(0, 'tests'); from test_render_cases import mutate_trace;"
+        "import sys; sys.path.insert(0, 'tests'); from render_cases import mutate_trace;"
         "from gradtrace.render.dot import step_dot; print(step_dot(mutate_trace()[4]), end='')"
     )
     outs = set()

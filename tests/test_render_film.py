@@ -8,12 +8,13 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from test_render_cases import check_golden, evil_trace
-from test_render_real import traced
 
 import gradtrace
 from gradtrace import trace_code
 from gradtrace.render.film import film, film_dot
+
+from real_traces import traced
+from render_cases import check_golden, evil_trace
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -11,11 +11,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_render_cases import PAYLOADS, evil_trace
-from test_render_real import traced
 
 from gradtrace.render.film import film, trace_html
 from gradtrace.render.html import film_json
+
+from real_traces import traced
+from render_cases import PAYLOADS, evil_trace
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_render_cases import PAYLOADS, evil_trace
-from test_render_real import traced
 
 from gradtrace import trace_code
 from gradtrace.render.json import trace_dict, trace_json
+
+from real_traces import traced
+from render_cases import PAYLOADS, evil_trace
 
 
 def strict(text: str):

@@ -2,56 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import xml.etree.ElementTree as ET
 
 import pytest
 import torch
-from test_render_cases import check_golden
 
-from gradtrace import trace_code
-from gradtrace.model import Trace
 from gradtrace.render.dot import graph_dot, step_dot
 from gradtrace.render.svg import dot_to_svg
 from gradtrace.render.text import trace_text
 
+from real_traces import PROGRAMS, traced
+from render_cases import check_golden
+
 SVG = "{http://www.w3.org/2000/svg}"
-
-PROGRAMS = {
-    "forum": """import torch
-x = torch.tensor(42., requires_grad=True)
-x2 = x ** 2
-x3 = x ** 3
-f = x2 + x3
-f.backward()
-""",
-    "rebind": """import torch
-x = torch.tensor(42., requires_grad=True)
-x = x ** 2
-x3 = x ** 3
-f = x + x3
-x.retain_grad()
-f.backward()
-""",
-    "mutate": """import torch
-a = torch.tensor([1., 2., 3.], requires_grad=True)
-b = a * 2
-c = b ** 2
-b.add_(1)
-c.sum().backward()
-""",
-    "vector": """import numpy as np
-import torch
-x = torch.from_numpy(np.array([1., 2., 3.])).requires_grad_()
-y = x * x + 4
-y.backward(x)
-""",
-}
-
-
-@functools.cache
-def traced(name: str) -> Trace:
-    return trace_code(PROGRAMS[name], filename=f"{name}.py", raise_errors=False)
 
 
 def torch_grad(name: str, var: str) -> list[float] | float:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from test_render_cases import PAYLOADS, check_golden, evil_trace, forum_trace, mutate_trace
 
 from gradtrace.render.text import step_text, trace_text
+
+from render_cases import PAYLOADS, check_golden, evil_trace, forum_trace, mutate_trace
 
 
 @pytest.mark.parametrize("make", [forum_trace, mutate_trace], ids=["forum", "mutate"])

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_tracer_steps import _run
 
 from gradtrace.tracer.graph import _SWEEP_MIN, GraphBook
 from gradtrace.tracer.ids import Ids
+
+from tracer_runs import _run
 
 
 def _loop(n: int, backward: bool) -> str:

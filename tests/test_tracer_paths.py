@@ -31,12 +31,13 @@ import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
-from test_fuzz import FUZZ, module_programs, programs
 
 import gradtrace
 from gradtrace.model import Trace
 from gradtrace.tracer import Tracer
 from gradtrace.tracer.driver import HAS_MONITORING, LINE_EVENTS_ENV, TOOL_NAME, choose_line_events
+
+from fuzz_programs import FUZZ, module_programs, programs
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 needs_monitoring = pytest.mark.skipif(

@@ -13,18 +13,11 @@ import pytest
 
 import gradtrace
 from gradtrace.model import Step
-from gradtrace.tracer.session import Tracer, _step
+from gradtrace.tracer.session import _step
+
+from tracer_runs import _run
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
-
-
-def _run(source: str) -> tuple[Any, Tracer, dict[str, Any]]:
-    ns: dict[str, Any] = {}
-    tracer = Tracer(source, "<steps>", 10**9, globals_ns=ns)
-    code = compile(source, "<steps>", "exec")
-    trace = tracer.run(lambda: exec(code, ns))
-    assert tracer.exception is None
-    return trace, tracer, ns
 
 
 def test_a_step_made_without_the_constructor_is_the_constructors_step():

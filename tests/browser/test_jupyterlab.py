@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import torch
 from lab import Lab, give_keys, lesson01_facts, new_page, open_notebook, run_all
-from test_stepper_fit import LOOK_JS
-from test_stepper_page import FLOOR, TEXT_PX
+
+from pages import FLOOR, LOOK_JS, TEXT_PX
 
 NOTEBOOK = "forum_whatif1.ipynb"
 

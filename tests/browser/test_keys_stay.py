@@ -18,9 +18,10 @@ from typing import Any
 import nbformat
 import pytest
 from lab import SETUP, Lab, give_keys, new_page, open_alone, run_all
-from test_stepper_page import traced, with_flow
 
 from gradtrace.render.film import film as make_film
+
+from pages import traced, with_flow
 
 LOOP = """x = torch.tensor(2., requires_grad=True)
 y = x * 1

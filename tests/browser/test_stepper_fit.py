@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_stepper_page import FLOOR, TEXT_PX, traced
 
 from gradtrace.render.film import film as make_film
+
+from pages import FLOOR, LOOK_JS, TEXT_PX, traced
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,36 +50,6 @@ def mlp_loop(iterations: int) -> str:
     spec.loader.exec_module(module)
     return str(module.mlp_source(iterations))
 
-
-# The picture's box, the drawing's own size and its size on screen, the zoom read-out, the boxes outside the
-# box's visible part (hidden boxes too: the whole sheet is fitted, not only what a step shows), the smallest
-# text drawn and the scroll position; of the stepper ``root`` (a notebook widget's .gt-root), else the page's.
-LOOK_JS = """(root) => {
-  const within = root || document;
-  const graph = within.querySelector('.gt-graph'), svg = graph.querySelector('svg');
-  const g = graph.getBoundingClientRect(), cs = getComputedStyle(graph);
-  const left = g.left + parseFloat(cs.borderLeftWidth), top = g.top + parseFloat(cs.borderTopWidth);
-  const view = {left, top, right: left + graph.clientWidth, bottom: top + graph.clientHeight};
-  const outside = [...svg.querySelectorAll('g.node')].map(n => [n.id, n.getBoundingClientRect()])
-    .filter(([, r]) => r.left < view.left - 0.5 || r.right > view.right + 0.5 || r.top < view.top - 0.5
-      || r.bottom > view.bottom + 0.5).map(([id]) => id);
-  const texts = [...svg.querySelectorAll('text')]
-    .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim() && t.getBBox().width > 0)
-    .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
-  const level = within.querySelector('.gt-zoomlevel');
-  return {
-    boxes: svg.querySelectorAll('g.node').length, outside,
-    drawing: [svg.viewBox.baseVal.width, svg.viewBox.baseVal.height],
-    shown: [svg.getBoundingClientRect().width, svg.getBoundingClientRect().height],
-    room: [graph.offsetWidth - parseFloat(cs.borderLeftWidth) - parseFloat(cs.borderRightWidth),
-           parseFloat(cs.maxHeight) - parseFloat(cs.borderTopWidth) - parseFloat(cs.borderBottomWidth)],
-    level: parseInt(level.textContent, 10), mode: level.dataset.mode, title: level.title,
-    smallest: texts.length ? Math.min(...texts) : null,
-    scroll: [graph.scrollLeft, graph.scrollTop],
-    wide: graph.scrollWidth > graph.clientWidth || graph.scrollHeight > graph.clientHeight,
-    step: (root || document.querySelector('.gt-root')).dataset.step,
-  };
-}"""
 
 # the picture's padding (.gt-picture) and a margin, as stepper.js fit() leaves them
 PAD = 16

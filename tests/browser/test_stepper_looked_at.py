@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from test_stepper_page import lesson_cells, traced
 
 from gradtrace.render.film import film as make_film
+
+from pages import lesson_cells, traced
 
 WHATIF2 = lesson_cells("02_names_and_objects.ipynb")[1]
 MUTATE = lesson_cells("03_inplace_mutation.ipynb")[0]

@@ -21,85 +21,18 @@ from lab import lesson01_facts
 from gradtrace import trace_code
 from gradtrace.explain.errors import explain_error
 from gradtrace.explain.reverse import reverse_lines
-from gradtrace.model import Backward, Trace
 from gradtrace.render.film import film as make_film
 from gradtrace.render.text import step_text
 
-ROOT = Path(__file__).resolve().parents[2]
+from pages import FLOOR, ROOT, TEXT_PX, lesson_cells, traced, with_flow
+
 VIEW = {"width": 1280, "height": 720}
-# the least zoom stepper.js shrinks a picture to by default, and the graph text's CSS px at 100% (render/dot.py):
-# graph text is never drawn smaller than their product unless the user zooms out
-_FLOOR = re.search(r"^export const AUTO_FLOOR = ([0-9.]+);$",
-                   (ROOT / "src/gradtrace/render/static/stepper.js").read_text(encoding="utf-8"), re.M)
-assert _FLOOR is not None
-FLOOR = float(_FLOOR[1])
-TEXT_PX = 12.0
-
-
-def lesson_cells(name: str) -> list[str]:
-    """The code of each ``%%gradtrace`` cell of a lesson notebook."""
-    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
-    out = []
-    for cell in nb["cells"]:
-        src = "".join(cell["source"])
-        if cell["cell_type"] == "code" and src.startswith("%%gradtrace"):
-            out.append(src.split("\n", 1)[1])
-    return out
 
 
 LESSONS = [(f"{n}:{i}", code) for n in ("01_reverse_mode.ipynb", "02_names_and_objects.ipynb",
                                         "03_inplace_mutation.ipynb", "04_nonscalar_outputs.ipynb")
            for i, code in enumerate(lesson_cells(n))]
 LESSON01 = lesson_cells("01_reverse_mode.ipynb")[0]
-
-
-def traced(code: str, filename: str = "lesson") -> Trace:
-    return trace_code(code, {"torch": torch}, filename=filename)
-
-
-def _txt(summary: Any) -> str:
-    return "None" if summary is None else summary.text
-
-
-def with_flow(trace: Trace, film: dict[str, Any]) -> dict[str, Any]:
-    """``film`` with the reverse-pass sub-steps and the backward() diff, read off the trace's own records."""
-    film = json.loads(json.dumps(film))
-    for step, data in zip(trace.steps, film["steps"], strict=True):
-        lines = reverse_lines(step)
-        flow = []
-        for event in step.events:
-            if not isinstance(event, Backward):
-                continue
-            for f in event.flow:
-                node = step.nodes[f.node]
-                mine = _node_lines(lines, f.node)
-                edges = {f"gt-e-next-{f.node}-{e.node}": _txt(f.grad_out[i])
-                         for i, e in enumerate(node.inputs) if e is not None and i < len(f.grad_out)
-                         and f.grad_out[i] is not None}
-                grads = {f"gt-{g.tensor}": _txt(g.after) for g in event.grads if g.tensor == node.variable}
-                flow.append({"node": f"gt-{f.node}", "text": " ; ".join(mine), "edges": edges, "grads": grads})
-        if flow:
-            data["flow"] = flow
-    for pair in film["backward"]:
-        step = trace.steps[pair["step"]]
-        event = next(e for e in step.events if isinstance(e, Backward))
-        pair["diff"] = {
-            "freed": sorted({f"gt-{node}" for node, _ in event.freed}),
-            "grad": {f"gt-{g.tensor}": f"{_txt(g.before)} → {_txt(g.after)}" for g in event.grads},
-            "kept": [f"gt-{t.id}" for t in step.tensors.values() if t.retains_grad],
-        }
-    return film
-
-
-def _node_lines(lines: list[str], node: str) -> list[str]:
-    out, inside = [], False
-    for line in lines:
-        m = re.match(r"^ {2}(\S+) ", line)
-        if m:
-            inside = m[1] == node
-        if inside:
-            out.append(line.strip())
-    return out
 
 
 def num(v: float) -> str:
