@@ -59,3 +59,15 @@ def parse_argstring(magic_func: Callable[..., Any], argstring: str) -> argparse.
     """IPython's ``parse_argstring``: ``argstring`` parsed by ``magic_func``'s parser."""
     parse: Callable[[Callable[..., Any], str], argparse.Namespace] = _magic_arguments.parse_argstring
     return parse(magic_func, argstring)
+
+
+def cell_number(shell: Any) -> int | None:
+    """The prompt number of the cell running now: ``N`` of ``In [N]``.
+
+    While a cell runs, IPython 9 already counts the next one (``shell.execution_count`` is N + 1) and
+    IPython 8 does not; the display hook's ``prompt_count`` is N under both (it numbers ``Out [N]``).
+    """
+    count = getattr(getattr(shell, "displayhook", None), "prompt_count", None)
+    if not isinstance(count, int):
+        count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None

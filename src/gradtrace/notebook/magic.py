@@ -39,21 +39,10 @@ from IPython.core.magic import Magics, magics_class
 from .. import outfile
 from ..model import DEFAULT_MAX_STEPS, Trace
 from ..run import learner_tb
-from ._ipython import argument, cell_magic, display, magic_arguments, parse_argstring
+from ._ipython import argument, cell_magic, cell_number, display, magic_arguments, parse_argstring
 
-__all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename", "cell_number"]
+__all__ = ["GradtraceMagics", "load_ipython_extension", "cell_filename"]
 
-
-def cell_number(shell: Any) -> int | None:
-    """The prompt number of the cell running now: ``N`` of ``In [N]``.
-
-    While a cell runs, IPython 9 already counts the next one (``shell.execution_count`` is N + 1) and
-    IPython 8 does not; the display hook's ``prompt_count`` is N under both (it numbers ``Out [N]``).
-    """
-    count = getattr(getattr(shell, "displayhook", None), "prompt_count", None)
-    if not isinstance(count, int):
-        count = getattr(shell, "execution_count", None)
-    return count if isinstance(count, int) else None
 
 def cell_filename(shell: Any, source: str) -> str:
     """Register ``source`` with IPython's compiler and linecache; the file name tracebacks will use."""

@@ -55,7 +55,7 @@ def _cells(shell: Any) -> tuple[int | None, int | None]:
     """(the cell running now, the latest earlier cell that imported gradtrace), as their prompts number them."""
     if shell is None:
         return None, None
-    from .magic import cell_number
+    from ._ipython import cell_number
 
     now = cell_number(shell)
     inputs = list(shell.user_ns.get("In", []) or []) if hasattr(shell, "user_ns") else []
