@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import NodeInfo
+from ..model import AUTOGRAD_PREFIX, NodeInfo
 from . import _kernels as K
 from ._arith import Arr, TooLarge, agree, bounded, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
@@ -35,10 +35,10 @@ Tensor = Any
 GradFn = Callable[[Env], Tensor]
 ExprFn = Callable[[Env], str]
 
-ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+ACCUMULATE_GRAD = AUTOGRAD_PREFIX + "AccumulateGrad"
 #: what separates a filled-in expression from a remark on it (``expr + NOTE + "remark)"``)
 NOTE = "   ("
-COPY_SLICES = "torch::autograd::CopySlices"
+COPY_SLICES = AUTOGRAD_PREFIX + "CopySlices"
 
 
 @dataclass(frozen=True)
@@ -852,10 +852,7 @@ def formula_for(name: str) -> Formula | None:
     ``AccumulateGrad`` and ``CopySlices`` are found with or without torch's
     ``torch::autograd::`` prefix.
     """
-    return FORMULAS.get(name) or FORMULAS.get(_PREFIX + name)
-
-
-_PREFIX = "torch::autograd::"
+    return FORMULAS.get(name) or FORMULAS.get(AUTOGRAD_PREFIX + name)
 
 
 #: the node in which a module's full backward hooks run (one output per tensor passing through, output i to input i)

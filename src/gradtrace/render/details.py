@@ -139,11 +139,6 @@ def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tupl
     return "\n".join(lines), culprits
 
 
-def _reach(step: Step, start: str | None) -> set[str]:
-    """The nodes a backward() from node ``start`` walks through."""
-    return step.reachable([start])
-
-
 def next_backward(trace: Trace) -> list[set[str] | None]:
     """For each step, the nodes the next later ``backward()`` walks through (None when none follows)."""
     out: list[set[str] | None] = [None] * len(trace.steps)
@@ -157,7 +152,7 @@ def next_backward(trace: Trace) -> list[set[str] | None]:
             for call in calls:
                 assert isinstance(call, Backward)
                 root = step.tensors.get(call.root or "")
-                upcoming |= _reach(step, call.root_node or (root.grad_fn if root is not None else None))
+                upcoming |= step.reachable([call.root_node or (root.grad_fn if root is not None else None)])
     return out
 
 
