@@ -699,9 +699,6 @@ _add("LogSoftmaxBackward0", "out_i = self_i − ln Σ_j e^(self_j)", "d/dself_j:
      ("self", "∂out_i/∂self_j = δ_ij − softmax(self)_j", "grad − e^out · Σ grad",
       _log_softmax, lambda e: f"{e.fg} − exp({e.fs('result')}) · Σ{e.fg}"))
 
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
 def _mse(e: Env, first: str, second: str) -> Tensor:
     return K.mse_loss_backward(e.g, e.saved(first), e.saved(second), e.attr("reduction", 1))
 
