@@ -264,7 +264,7 @@ def _pow2_exponent(e: Env) -> Tensor:
     if base == 0:
         exponent = e.saved("exponent")
         return e.g * where(exponent >= 0, 0, result * -math.inf)
-    return _inexact(e.g * (result * math.log(base)))
+    return K.inexact(e.g * (result * math.log(base)))
 
 
 _add("PowBackward2", "out = self ** exponent (self a number, as in 2 ** x)",
@@ -278,7 +278,7 @@ _add("ExpBackward0", "out = exp(self)", "exp is its own derivative",
       lambda e: f"{e.fg} · {e.fs('result')}"))
 _add("Exp2Backward0", "out = 2^self", "exponential rule: d(2ˣ)/dx = 2ˣ · ln 2",
      ("self", "∂out/∂self = out · ln 2", "grad · out · ln 2",
-      lambda e: _inexact(e.g * e.saved("result") * math.log(2.0)),
+      lambda e: K.inexact(e.g * e.saved("result") * math.log(2.0)),
       lambda e: f"{e.fg} · {e.fs('result')} · ln 2"))
 _add("LogBackward0", "out = ln(self)", "d(ln x)/dx = 1/x",
      ("self", "∂out/∂self = 1 / self", "grad / self", lambda e: e.g.div(e.saved("self")),
@@ -412,11 +412,6 @@ _add("WhereBackward0", "out = where(condition, self, other)",
 def _where(e: Env, take_self: bool) -> Tensor:
     cond = e.saved("condition").as_bool()
     return where(cond, e.g, 0) if take_self else where(cond, 0, e.g)
-
-
-def _inexact(a: Arr) -> Arr:
-    a.exact = False
-    return a
 
 
 # ---- linear algebra --------------------------------------------------------------

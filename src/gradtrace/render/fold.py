@@ -238,7 +238,8 @@ def _depth(path: str) -> int:
     return len(path.split(".")) if path else 0
 
 
-def _within(path: str, module: str) -> bool:
+def within(path: str, module: str) -> bool:
+    """True when the module path ``path`` is ``module`` or inside it (``enc.fc`` is within ``enc``)."""
     return path == module or path.startswith(module + ".")
 
 
@@ -380,7 +381,7 @@ def unfold_path(step: Step, plan: Folded, targets: str | list[str] | tuple[str, 
                 around = [b for b in plan.blocks if b.kind == "module" and (module + ".").startswith(b.module + ".")]
                 block = max(around, key=lambda b: _depth(b.module), default=None)
             if block is None:
-                if any(_within(n.module, module) for n in plan.step.nodes.values()):
+                if any(within(n.module, module) for n in plan.step.nodes.values()):
                     break  # the module's own nodes are drawn (open already at this cap)
                 can = ", ".join(repr(b.module if b.kind == "module" else b.key) for b in plan.blocks) or "none"
                 raise ValueError(f"{target!r} is not a folded group of this picture; the folded groups are: {can}")
