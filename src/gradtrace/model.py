@@ -40,6 +40,34 @@ def view(name: str) -> Callable[..., Any]:
     return target
 
 
+def id_order(xid: str) -> int:
+    """The creation number in a tensor or node id (``t12`` -> 12, ``n7`` -> 7): the key that sorts ids in the
+    order the tracer made them (``n2`` before ``n10``, which a plain string sort gets wrong).
+
+    Every id a trace holds has this form (the tracer makes them, the JSON reader checks them), so anything
+    else is a mistake of the caller: it raises ``ValueError`` naming the id."""
+    digits = xid[1:]
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"gradtrace: {xid!r} is not a tensor or node id (t1, n1, ...)")
+    return int(digits)
+
+
+#: The C++ namespace PyTorch puts before the names of its own backward nodes (``torch::autograd::AccumulateGrad``).
+AUTOGRAD_PREFIX = "torch::autograd::"
+
+
+def op_name(name: str) -> str:
+    """A backward node's name as learners know it: ``AccumulateGrad``, not ``torch::autograd::AccumulateGrad``.
+
+    PyTorch spells its C++ nodes with their namespace (``torch::autograd::CopySlices``); that namespace is
+    dropped, and a template argument is kept whole (``torch::autograd::CppNode<ns::F>`` -> ``CppNode<ns::F>``).
+    Every other name is returned as it is."""
+    if not name.startswith("torch::"):
+        return name
+    head, bracket, rest = name.partition("<")
+    return head.rsplit("::", 1)[-1] + bracket + rest
+
+
 #: How many steps a trace records unless asked otherwise (the rest of the program runs unrecorded).
 DEFAULT_MAX_STEPS = 1000
 
@@ -362,6 +390,20 @@ class Prediction:
 # ---------------------------------------------------------------------- steps
 
 
+def reachable(nodes: Mapping[str, NodeInfo], starts: Iterable[str | None]) -> set[str]:
+    """The ids in ``nodes`` a backward() from the nodes ``starts`` walks through, following each node's
+    inputs (``None`` starts nothing; an id ``nodes`` lacks is not entered)."""
+    seen: set[str] = set()
+    todo = [n for n in starts if n is not None]
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in nodes:
+            continue
+        seen.add(nid)
+        todo.extend(e.node for e in nodes[nid].inputs if e is not None)
+    return seen
+
+
 @dataclass(frozen=True)
 class Step:
     """The state right after one executed statement.
@@ -399,15 +441,7 @@ class Step:
 
     def reachable(self, starts: Iterable[str | None]) -> set[str]:
         """The node ids a backward() from the nodes ``starts`` walks through (``None`` starts nothing)."""
-        seen: set[str] = set()
-        todo = [n for n in starts if n is not None]
-        while todo:
-            nid = todo.pop()
-            if nid in seen or nid not in self.nodes:
-                continue
-            seen.add(nid)
-            todo.extend(e.node for e in self.nodes[nid].inputs if e is not None)
-        return seen
+        return reachable(self.nodes, starts)
 
     def __str__(self) -> str:
         return str(view("step_text")(self))

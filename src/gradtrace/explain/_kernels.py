@@ -62,7 +62,8 @@ def leaky_relu_backward(grad: Arr, x: Arr, negative_slope: float) -> Arr:
     return where(x > 0, grad, grad * negative_slope)
 
 
-def _inexact(a: Arr) -> Arr:
+def inexact(a: Arr) -> Arr:
+    """``a``, marked as a result that may differ from PyTorch's in the last bit (``exact=False``)."""
     a.exact = False
     return a
 
@@ -70,13 +71,13 @@ def _inexact(a: Arr) -> Arr:
 @_opmath()
 def softmax_backward(grad: Arr, result: Arr, dim: int) -> Arr:
     dot = (grad * result).sum([dim], keepdim=True)
-    return _inexact(result * (grad - dot))
+    return inexact(result * (grad - dot))
 
 
 @_opmath()
 def log_softmax_backward(grad: Arr, result: Arr, dim: int) -> Arr:
     total = grad.sum([dim], keepdim=True)
-    return _inexact(grad - result.exp() * total)
+    return inexact(grad - result.exp() * total)
 
 
 def mse_loss_backward(grad: Arr, x: Arr, target: Arr, reduction: int) -> Arr:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..model import op_name
 from ._numbers import per_output
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def _g(value: GradValue | None) -> str:
 
 
 def _title(step: WalkStep) -> str:
-    name = step.name.replace("torch::autograd::", "")
+    name = op_name(step.name)
     return f"{step.node} {name}" + (f" ({step.label})" if step.label else "")
 
 
@@ -35,7 +36,7 @@ def _root(w: Walkthrough) -> str:
         return w.root_name
     node = next((n for n in w.nodes if n.id == w.root), None)
     if node is not None:
-        return f"a tensor no name holds (its grad_fn is {node.id} ({node.name.replace('torch::autograd::', '')}))"
+        return f"a tensor no name holds (its grad_fn is {node.id} ({op_name(node.name)}))"
     return f"a tensor no name holds (its grad_fn is {w.root})" if w.root else "a tensor no name holds"
 
 

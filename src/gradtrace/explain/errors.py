@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import FREED, STALE, Create, Mutate, NodeInfo, SavedValue, Step, TensorInfo, Trace
+from ..model import FREED, STALE, Create, Mutate, NodeInfo, SavedValue, Step, TensorInfo, Trace, op_name
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def _read(exc: Any) -> tuple[str, str]:
 # ------------------------------------------------------------------ naming the culprits
 
 _INPLACE = re.compile(r"\[(?P<type>[\w.]+) \[(?P<shape>[\d, ]*)\]\], which is output (?P<nr>\d+) of "
-                      r"(?:torch::autograd::)?(?P<op>\w+), is at version (?P<version>\d+); "
+                      r"(?P<op>(?:\w+::)*\w+), is at version (?P<version>\d+); "
                       r"expected version (?P<expected>\d+)")
 
 
@@ -286,8 +286,8 @@ def _inplace_modified(base: ErrorExplanation, step: Step | None, trace: Trace | 
     if m:
         shape = _shape_text(m["shape"])
         details = [("tensor_type", m["type"]), ("shape", shape), ("output_nr", m["nr"]),
-                   ("op", m["op"]), ("version", m["version"]), ("expected_version", m["expected"])]
-        what = (f"A {m['type']} of shape {shape} (output {m['nr']} of {m['op']}) was saved at version "
+                   ("op", op_name(m["op"])), ("version", m["version"]), ("expected_version", m["expected"])]
+        what = (f"A {m['type']} of shape {shape} (output {m['nr']} of {op_name(m['op'])}) was saved at version "
                 f"{m['expected']}, but is now at version {m['version']}.")
         base = _with(base, what=base.what + " " + what)
     if step is None:

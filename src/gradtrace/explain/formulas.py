@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import NodeInfo
+from ..model import AUTOGRAD_PREFIX, NodeInfo
 from . import _kernels as K
 from ._arith import Arr, TooLarge, agree, bounded, dtype_of, is_float, where, zeros
 from ._env import Env, Unavailable
@@ -35,10 +35,10 @@ Tensor = Any
 GradFn = Callable[[Env], Tensor]
 ExprFn = Callable[[Env], str]
 
-ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+ACCUMULATE_GRAD = AUTOGRAD_PREFIX + "AccumulateGrad"
 #: what separates a filled-in expression from a remark on it (``expr + NOTE + "remark)"``)
 NOTE = "   ("
-COPY_SLICES = "torch::autograd::CopySlices"
+COPY_SLICES = AUTOGRAD_PREFIX + "CopySlices"
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ def _pow2_exponent(e: Env) -> Tensor:
     if base == 0:
         exponent = e.saved("exponent")
         return e.g * where(exponent >= 0, 0, result * -math.inf)
-    return _inexact(e.g * (result * math.log(base)))
+    return K.inexact(e.g * (result * math.log(base)))
 
 
 _add("PowBackward2", "out = self ** exponent (self a number, as in 2 ** x)",
@@ -278,7 +278,7 @@ _add("ExpBackward0", "out = exp(self)", "exp is its own derivative",
       lambda e: f"{e.fg} · {e.fs('result')}"))
 _add("Exp2Backward0", "out = 2^self", "exponential rule: d(2ˣ)/dx = 2ˣ · ln 2",
      ("self", "∂out/∂self = out · ln 2", "grad · out · ln 2",
-      lambda e: _inexact(e.g * e.saved("result") * math.log(2.0)),
+      lambda e: K.inexact(e.g * e.saved("result") * math.log(2.0)),
       lambda e: f"{e.fg} · {e.fs('result')} · ln 2"))
 _add("LogBackward0", "out = ln(self)", "d(ln x)/dx = 1/x",
      ("self", "∂out/∂self = 1 / self", "grad / self", lambda e: e.g.div(e.saved("self")),
@@ -412,11 +412,6 @@ _add("WhereBackward0", "out = where(condition, self, other)",
 def _where(e: Env, take_self: bool) -> Tensor:
     cond = e.saved("condition").as_bool()
     return where(cond, e.g, 0) if take_self else where(cond, 0, e.g)
-
-
-def _inexact(a: Arr) -> Arr:
-    a.exact = False
-    return a
 
 
 # ---- linear algebra --------------------------------------------------------------
@@ -699,9 +694,6 @@ _add("LogSoftmaxBackward0", "out_i = self_i − ln Σ_j e^(self_j)", "d/dself_j:
      ("self", "∂out_i/∂self_j = δ_ij − softmax(self)_j", "grad − e^out · Σ grad",
       _log_softmax, lambda e: f"{e.fg} − exp({e.fs('result')}) · Σ{e.fg}"))
 
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
 def _mse(e: Env, first: str, second: str) -> Tensor:
     return K.mse_loss_backward(e.g, e.saved(first), e.saved(second), e.attr("reduction", 1))
 
@@ -852,10 +844,7 @@ def formula_for(name: str) -> Formula | None:
     ``AccumulateGrad`` and ``CopySlices`` are found with or without torch's
     ``torch::autograd::`` prefix.
     """
-    return FORMULAS.get(name) or FORMULAS.get(_PREFIX + name)
-
-
-_PREFIX = "torch::autograd::"
+    return FORMULAS.get(name) or FORMULAS.get(AUTOGRAD_PREFIX + name)
 
 
 #: the node in which a module's full backward hooks run (one output per tensor passing through, output i to input i)

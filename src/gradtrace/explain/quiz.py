@@ -49,7 +49,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Backward, Bind, Create, Mutate, Rebind, Step, Trace, view
+from ..model import Backward, Bind, Create, Mutate, Rebind, Step, Trace, op_name, view
 from ._numbers import fmt_values
 from .errors import explain_error
 from .walkthrough import Walkthrough, walkthrough_of
@@ -465,7 +465,7 @@ def error_answer(exc: BaseException, code: str, trace: Trace, warned: tuple[str,
 
 def _node_name(step: Step, node_id: str) -> str:
     info = step.nodes.get(node_id)
-    return node_id if info is None else f"{node_id} {info.name.replace('torch::autograd::', '')}"
+    return node_id if info is None else f"{node_id} {op_name(info.name)}"
 
 
 def _created_nodes(trace: Trace) -> dict[int, list[str]]:

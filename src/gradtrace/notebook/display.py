@@ -32,7 +32,7 @@ from ..model import Trace
 from ..render.text import trace_text
 from .settings import settings
 
-__all__ = ["trace_mimebundle", "widget_for", "in_kernel", "live_widget_count", "close_cell_widgets"]
+__all__ = ["trace_mimebundle", "widget_for", "in_kernel", "close_cell_widgets"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 NOTEBOOK_HINT = "pip install 'gradtrace[notebook]'"
@@ -96,11 +96,6 @@ def _instances() -> dict[str, Any]:
         return {}
     live: dict[str, Any] = widget._instances  # ipywidgets' own table of open widgets, by model id
     return live
-
-
-def live_widget_count() -> int:
-    """How many widgets the kernel holds open (every kind, layouts and links included)."""
-    return len(_instances())
 
 
 def _cell_run() -> tuple[str, str] | None:

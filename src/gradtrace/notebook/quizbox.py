@@ -99,15 +99,6 @@ class _Box:
 # --------------------------------------------------------------------------- the ipywidgets box
 
 
-def _in_kernel() -> bool:
-    try:
-        from ._ipython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
-
-
 class Attempts:
     """What a quiz box shows for each answer: a wrong one gets a hint and another try.
 
@@ -152,7 +143,9 @@ class Attempts:
 
 def answer_widget(question: Question) -> Any:
     """ipywidgets: the prompt, a Text box (Enter submits), Check and Show answer buttons, the verdict."""
-    if not _in_kernel():
+    from .display import in_kernel
+
+    if not in_kernel():
         return None
     try:
         import ipywidgets as w

@@ -32,8 +32,6 @@ __all__ = ["CellScope", "cell_names"]
 
 #: how deep the globals read by called functions are followed (a function calling a function ...)
 MAX_DEPTH = 4
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 class _Order(ast.NodeVisitor):

@@ -24,7 +24,7 @@ from .fold import fold
 from .layout import FILM_MAX_NODES, FilmMemo, frame_of, is_big
 from .scene import Box, Scene
 from .text import reverse_pass, saved_state_text
-from .words import FORBIDDEN, clean, event_words, op_name, prediction_words, shape_text, summary_text
+from .words import FORBIDDEN, clean, event_words, node_ref, op_name, prediction_words, shape_text, summary_text
 
 __all__ = ["backward_entries", "details_of", "next_backward", "step_entry"]
 
@@ -40,7 +40,7 @@ def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any
         *([] if t.layout == "strided" else [["layout", clean(t.layout)]]),
         ["device", clean(t.device)],
         ["version", str(t.version)],
-        ["grad_fn", FORBIDDEN if t.forbidden else "None" if t.grad_fn is None else _node_name(step, t.grad_fn)],
+        ["grad_fn", FORBIDDEN if t.forbidden else node_ref(step, t.grad_fn)],
         ["requires_grad", str(t.requires_grad)],
     ]
     if t.value.stats is not None:
@@ -52,13 +52,8 @@ def _tensor_detail(step: Step, t: TensorInfo, names: list[str]) -> dict[str, Any
     return {"type": "tensor", "id": t.id, "title": f"tensor {t.id}", "fields": fields}
 
 
-def _node_name(step: Step, node_id: str) -> str:
-    node = step.nodes.get(node_id)
-    return node_id if node is None else f"{node_id} ({op_name(node.name)})"
-
-
 def _node_detail(step: Step, n: NodeInfo) -> dict[str, Any]:
-    inputs = ", ".join("None" if e is None else _node_name(step, e.node) for e in n.inputs) or "(none)"
+    inputs = ", ".join("None" if e is None else node_ref(step, e.node) for e in n.inputs) or "(none)"
     fields = [["op", op_name(n.name)], ["next_functions", inputs]]
     fields += [[f"attr {clean(k)}", clean(v)] for k, v in n.attrs]
     if n.variable is not None:
@@ -139,11 +134,6 @@ def _explained(trace: Trace, step: Step, error: Error) -> tuple[str | None, tupl
     return "\n".join(lines), culprits
 
 
-def _reach(step: Step, start: str | None) -> set[str]:
-    """The nodes a backward() from node ``start`` walks through."""
-    return step.reachable([start])
-
-
 def next_backward(trace: Trace) -> list[set[str] | None]:
     """For each step, the nodes the next later ``backward()`` walks through (None when none follows)."""
     out: list[set[str] | None] = [None] * len(trace.steps)
@@ -157,7 +147,7 @@ def next_backward(trace: Trace) -> list[set[str] | None]:
             for call in calls:
                 assert isinstance(call, Backward)
                 root = step.tensors.get(call.root or "")
-                upcoming |= _reach(step, call.root_node or (root.grad_fn if root is not None else None))
+                upcoming |= step.reachable([call.root_node or (root.grad_fn if root is not None else None)])
     return out
 
 

@@ -43,7 +43,7 @@ from operator import attrgetter, ne
 from typing import Any, NamedTuple
 
 from .._gc import paused_gc
-from ..model import NodeInfo, Step
+from ..model import NodeInfo, Step, id_order
 from .dot import box_dot, quote, scene_dot
 from .scene import Box, Link, Row, Scene, scene
 from .words import clean, op_name, shape_text
@@ -238,7 +238,8 @@ def _depth(path: str) -> int:
     return len(path.split(".")) if path else 0
 
 
-def _within(path: str, module: str) -> bool:
+def within(path: str, module: str) -> bool:
+    """True when the module path ``path`` is ``module`` or inside it (``enc.fc`` is within ``enc``)."""
     return path == module or path.startswith(module + ".")
 
 
@@ -284,17 +285,12 @@ def _boundary(step: Step, inside: set[str]) -> tuple[tuple[tuple[int, ...], ...]
     """Shapes of the drawn tensors known to leave the group (grad_fn inside) and to enter it (saved inside)."""
     outs = [t.shape for t in step.tensors.values() if t.grad_fn in inside]
     ins = []
-    for nid in sorted(inside, key=_num):
+    for nid in sorted(inside, key=id_order):
         for s in step.nodes[nid].saved:
             t = step.tensors.get(s.tensor) if s.tensor is not None else None
             if t is not None and t.grad_fn not in inside and not t.is_param:
                 ins.append(t.shape)
     return tuple(dict.fromkeys(ins)), tuple(dict.fromkeys(outs))
-
-
-def _num(xid: str) -> int:
-    digits = "".join(ch for ch in xid if ch.isdigit())
-    return int(digits) if digits else 0
 
 
 # --------------------------------------------------------------------- plan
@@ -385,7 +381,7 @@ def unfold_path(step: Step, plan: Folded, targets: str | list[str] | tuple[str, 
                 around = [b for b in plan.blocks if b.kind == "module" and (module + ".").startswith(b.module + ".")]
                 block = max(around, key=lambda b: _depth(b.module), default=None)
             if block is None:
-                if any(_within(n.module, module) for n in plan.step.nodes.values()):
+                if any(within(n.module, module) for n in plan.step.nodes.values()):
                     break  # the module's own nodes are drawn (open already at this cap)
                 can = ", ".join(repr(b.module if b.kind == "module" else b.key) for b in plan.blocks) or "none"
                 raise ValueError(f"{target!r} is not a folded group of this picture; the folded groups are: {can}")

@@ -139,10 +139,8 @@ def reverse_pass(step: Step) -> list[str]:
     """The step's ``backward()`` explained node by node (see :mod:`gradtrace.explain.reverse`)."""
     if not step.events_of("backward"):
         return []
-    try:
-        from ..explain.reverse import reverse_lines
-    except ImportError:  # torch absent: the numbers cannot be filled in
-        return []
+    from ..explain.reverse import reverse_lines
+
     return reverse_lines(step)
 
 

@@ -21,7 +21,7 @@ from .._gc import paused_gc
 from ..model import Step, Trace
 from .details import details_of
 from .dot import box_dot, quote, scene_dot
-from .fold import Block, Folded, fold, unfold
+from .fold import Block, Folded, fold, unfold, within
 from .layout import FILM_MAX_NODES, FilmMemo, by_place, elements_of, folded_scene, frame_of, name_keys, skeleton, union
 from .scene import Scene
 from .words import clean
@@ -57,7 +57,7 @@ def _group_nodes(step: Step, block: Block) -> frozenset[str]:
     """The nodes an opened group's frame holds: its own, and for a module every op it ran (a residual add too)."""
     members = set(block.nodes)
     if block.kind == "module":
-        members |= {n.id for n in step.nodes.values() if not n.is_accumulate and _within(n.module, block.module)}
+        members |= {n.id for n in step.nodes.values() if not n.is_accumulate and within(n.module, block.module)}
     return frozenset(members)
 
 
@@ -274,10 +274,6 @@ def _view_list(trace: Trace, made: list[_Opened], groups: list[list[int]], kept:
 def _place(dom: str) -> tuple[int, str]:
     digits = "".join(ch for ch in dom if ch.isdigit())
     return (int(digits) if digits else 0, dom)
-
-
-def _within(path: str, module: str) -> bool:
-    return path == module or path.startswith(module + ".")
 
 
 def _view_dot(u: Scene, frames: tuple[frozenset[str], ...], labels: tuple[str, ...]) -> str:

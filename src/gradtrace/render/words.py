@@ -14,6 +14,7 @@ import functools
 import re
 import unicodedata
 
+from .. import model
 from ..explain.errors import culprits
 from ..model import (
     Backward,
@@ -109,8 +110,8 @@ def shown_filename(filename: str) -> str:
 
 
 def op_name(name: str) -> str:
-    """A node's op name as learners know it: ``AccumulateGrad``, not ``torch::autograd::AccumulateGrad``."""
-    return clean(name.rsplit("::", 1)[-1] if name.startswith("torch::") else name)
+    """A node's op name as learners know it (:func:`gradtrace.model.op_name`), made safe to print."""
+    return clean(model.op_name(name))
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
