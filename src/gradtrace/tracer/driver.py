@@ -451,7 +451,7 @@ class Driver:
         self._their_locals[frame] = mine  # called in turn by ours (_pass_on)
         return ours
 
-    def _own_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def _own_local(self, _frame: types.FrameType, _event: str, _arg: Any) -> Any:
         """The local trace function of gradtrace's own frames (and those they call) while the program traces:
         it hears nothing, and marks the frame as one whose calls the program's trace function does not see."""
         return None
@@ -499,7 +499,7 @@ class Driver:
         return bool(code.co_flags & _CO_OPTIMIZED)  # a function, not a class body
 
     # ------------------------------------------------- settrace's callbacks
-    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def _global(self, frame: types.FrameType, _event: str, _arg: Any) -> Any:
         """``sys.settrace``'s call event, for every Python call the program makes, PyTorch's own included:
         a set lookup by file name (its hash is kept) for most, a dict lookup per code object already met
         for the rest (:meth:`_kind`)."""
@@ -609,7 +609,7 @@ class Driver:
         if stmt.shared:  # several statements on this line: follow it instruction by instruction
             if self._settrace:
                 frame.f_trace_opcodes = True
-            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+            stmt = self.statements.at(frame.f_code, frame.f_lasti)
             if stmt is None:
                 return
         elif self._settrace and frame.f_trace_opcodes and frame not in self._their_locals:
@@ -702,7 +702,7 @@ class Driver:
         stmt = self.statements.get(frame.f_lineno)
         if stmt is None or not stmt.shared:
             return
-        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+        stmt = self.statements.at(frame.f_code, frame.f_lasti)
         if stmt is None:
             return
         pending = self.pending.get(frame)
@@ -832,7 +832,7 @@ class Driver:
             self._line_of[code] = table
         return table
 
-    def _mon_start(self, code: types.CodeType, offset: int) -> Any:
+    def _mon_start(self, code: types.CodeType, _offset: int) -> Any:
         """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
         kind = _BACKWARD_BY_ID.get(id(code))
         if kind is not None:
@@ -870,7 +870,7 @@ class Driver:
         except Exception as exc:
             self._internal_failure(exc)
 
-    def _mon_throw(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+    def _mon_throw(self, code: types.CodeType, _offset: int, _exc: BaseException) -> Any:
         """A generator resumed by ``throw()`` (a global event: any code's)."""
         if id(code) in self._codes and not self._paused and _get_ident() == self._thread:
             try:
@@ -879,7 +879,7 @@ class Driver:
                 self._internal_failure(err)
         return None
 
-    def _mon_return(self, code: types.CodeType, offset: int, value: Any) -> Any:
+    def _mon_return(self, code: types.CodeType, _offset: int, _value: Any) -> Any:
         frame = sys._getframe(1)
         if self._frames.pop(frame, None) is not None:
             self._left(frame)
@@ -893,7 +893,7 @@ class Driver:
         except Exception as exc:
             self._internal_failure(exc)
 
-    def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+    def _mon_unwind(self, code: types.CodeType, _offset: int, _exc: BaseException) -> Any:
         """A frame left by an exception (a global event: any code's)."""
         if id(code) in self._codes:
             frame = sys._getframe(1)
@@ -909,7 +909,7 @@ class Driver:
         except Exception as exc:
             self._internal_failure(exc)
 
-    def _mon_raise(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+    def _mon_raise(self, code: types.CodeType, _offset: int, exc: BaseException) -> Any:
         """An exception raised in or passing through a frame: ``settrace``'s ``exception`` event."""
         if id(code) in self._codes:
             frame = sys._getframe(1)
@@ -920,7 +920,7 @@ class Driver:
                     self._internal_failure(err)
         return None
 
-    def _mon_line(self, code: types.CodeType, line: int) -> Any:
+    def _mon_line(self, _code: types.CodeType, _line: int) -> Any:
         return self._line_heard(sys._getframe(1))
 
     def _line_heard(self, frame: types.FrameType) -> Any:

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterable
 from itertools import compress, count, islice
 from operator import gt, itemgetter, not_
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -194,6 +194,11 @@ def read_saved(node: Any, names: Iterable[str] | None = None) -> list[tuple[str,
         else:
             out.append((name, _data(raw)))
     return out
+
+
+def _packed_saved(kind: Any) -> tuple[SavedValue, ...]:
+    """The saved values of a node whose slots saved-tensor hooks packed: named, not read."""
+    return tuple(SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
 
 
 def _data(raw: Any) -> torch.Tensor | None:
@@ -536,8 +541,7 @@ class GraphBook:
                            variable=ids.stamp(node.variable)[0], output=None, value=None, module=module)
         attrs = _read_attrs(node, kind) if kind.attr_getters else ()
         if nid in self.packed:
-            saved: tuple[SavedValue, ...] = tuple(
-                SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
+            saved: tuple[SavedValue, ...] = _packed_saved(kind)
         else:
             found: list[SavedValue] = []
             saved_value = self._saved
@@ -562,9 +566,7 @@ class GraphBook:
                                              saved_version=None, version=None))
                     # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
             if kind.custom:
-                for sname, data in custom_saved(node) or ():
-                    if data is not None:
-                        found.append(saved_value(nid, sname, data, out, known, node))
+                self._custom_saved(found, nid, node, out, known)
             saved = tuple(found)
         if out is None:
             output, value = None, None
@@ -573,6 +575,13 @@ class GraphBook:
             value = self.summary(output, out)
         return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
                        output=output, value=value, module=module)
+
+    def _custom_saved(self, found: list[SavedValue], nid: str, node: Any, out: torch.Tensor | None,
+                      known: int | None) -> None:
+        """A custom Function's node: what its ``ctx.save_for_backward`` kept, added to ``found``."""
+        for sname, data in custom_saved(node) or ():
+            if data is not None:
+                found.append(self._saved(nid, sname, data, out, known, node))
 
     def _edges(self, nexts: Any, met: dict[int, str | None] | None = None) -> tuple[Edge | None, ...]:
         """A node's input edges (``next_functions``), the nodes they lead to stamped (``met``: id() of node
@@ -1021,6 +1030,7 @@ def _freed_slot(node: Any, name: str) -> bool:
 
 
 _new = object.__new__
+_R = TypeVar("_R")
 
 
 def _with(record: Any, **changes: Any) -> Any:
@@ -1047,10 +1057,10 @@ def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
 
 
-def _record(cls: type, **fields: Any) -> Any:
+def _record(cls: type[_R], **fields: Any) -> _R:
     """``cls(**fields)`` for the frozen records here, given every field (no ``__post_init__``), without
     setting them one by one through the frozen ``__setattr__``."""
-    out: Any = _new(cls)
+    out: _R = _new(cls)
     out.__dict__.update(fields)
     return out
 
