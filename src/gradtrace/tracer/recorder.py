@@ -500,9 +500,12 @@ class Recorder(TorchFunctionMode):
                     except Exception:
                         version = -1
                     if version != v0:  # changed in place by the forward (ReLU(inplace=True))
-                        self._changed_by_forward((a, v0, fn0, base), views, written)
+                        self.inplace.append((_inplace_op(a), a))
+                        self.written.append(a)
+                        self._changed(a, v0, fn0, base)
+                        written += [(view, before) for view, before in views or () if view is a]
                 if isinstance(module, _NormBase):  # its running statistics change in the kernel, no version bump
-                    self._note_buffers(module)
+                    self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
                 on_node, last = self.on_node, self._last
                 for o in (out,) if isinstance(out, _Tensor) else _tensors(out):
                     try:
@@ -512,8 +515,9 @@ class Recorder(TorchFunctionMode):
                     if last is not None and last[1] == version and last[0]() is o:
                         continue  # a container's output, its last child's: recorded and read then
                     last = self._output_read(module, o, version, inputs, on_node, last)
-                if written:  # once the nodes are read: what the hidden one saved
-                    self._views_written(module, written)
+                for view, before in written:  # once the nodes are read: what the hidden one saved
+                    if self.on_view_write is not None:
+                        self.on_view_write(type(module).forward, (view,), {}, before, module)
         except Exception:
             pass
 
@@ -545,26 +549,6 @@ class Recorder(TorchFunctionMode):
                 self.deepen()
         self._last = last = (_ref(o), version)
         return last
-
-    def _changed_by_forward(self, entry: tuple[torch.Tensor, int, Any, Any],
-                            views: list[tuple[torch.Tensor, ViewWrite]] | None,
-                            written: list[tuple[torch.Tensor, ViewWrite]]) -> None:
-        """An input (``entry``: as it came in) the forward changed in place: noted, and the views among
-        ``views`` that are this input added to ``written``."""
-        a, v0, fn0, base = entry
-        self.inplace.append((_inplace_op(a), a))
-        self.written.append(a)
-        self._changed(a, v0, fn0, base)
-        written += [(view, before) for view, before in views or () if view is a]
-
-    def _note_buffers(self, module: torch.nn.Module) -> None:
-        """A norm layer's running statistics change in the kernel with no version bump: read them again."""
-        self.written.extend(b for b in module._buffers.values() if isinstance(b, torch.Tensor))
-
-    def _views_written(self, module: torch.nn.Module, written: list[tuple[torch.Tensor, ViewWrite]]) -> None:
-        for view, before in written:
-            if self.on_view_write is not None:
-                self.on_view_write(type(module).forward, (view,), {}, before, module)
 
     def _changed(self, t: torch.Tensor, version: int, fn: Any, base: tuple[torch.Tensor, Any] | None) -> None:
         """An in-place call changed ``t`` (and its base, which shares its version counter) from ``version``
