@@ -13,8 +13,9 @@ import pytest
 import torch
 from test_tracer_steps import _run
 
-from gradtrace.tracer.graph import _SWEEP_MIN, GraphBook
+from gradtrace.tracer.graph import GraphBook
 from gradtrace.tracer.ids import Ids
+from gradtrace.tracer.saved import _SWEEP_MIN
 
 
 def _loop(n: int, backward: bool) -> str:
