@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gradtrace.tracer.graph import _SWEEP_MIN, GraphBook
+from gradtrace.tracer.graph import GraphBook
 from gradtrace.tracer.ids import Ids
+from gradtrace.tracer.saved import _SWEEP_MIN
 
 from tracer_runs import _run
 

@@ -55,26 +55,15 @@ import torch
 
 from ..model import Error, Step, Trace
 from . import safe
+from .monitoring import HAS_MONITORING, MonitoringLines, take_tool
+from .monitoring import TOOL_NAME as TOOL_NAME  # (named here too: the id a run holds)
 from .recorder import _DISPATCHER, _SHIELDED, Recorder
 from .stack import nodes_before_raise
 from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
 from .watch import BACKWARD_CODES
-
-
-def _compiling() -> bool:
-    """``torch.compile`` is tracing (Dynamo, or AOTAutograd running autograd.grad on fake tensors):
-    a backward call then is the compiler's, not one the program made."""
-    if "torch._dynamo" not in sys.modules:
-        return False
-    return torch.compiler.is_compiling() or torch._guards.TracingContext.try_get() is not None
-
-
-def _compiled_code(code: types.CodeType) -> bool:
-    """``code`` is the bytecode ``torch.compile`` made of a function: it runs the compiled graph, and
-    its frame is no statement of the program (the function's own code runs when it is not compiled)."""
-    dynamo_utils = sys.modules.get("torch._dynamo.utils")
-    return dynamo_utils is not None and code in dynamo_utils.orig_code_map
+from .watch import compiled_code as _compiled_code
+from .watch import compiling as _compiling
 
 if TYPE_CHECKING:
     from .graph import GraphBook
@@ -83,28 +72,18 @@ if TYPE_CHECKING:
 LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
 #: the values ``line_events`` takes
 LINE_EVENT_PATHS = ("auto", "monitoring", "settrace")
-#: True where :mod:`sys.monitoring` exists (Python 3.12 and later)
-_MON: Any = getattr(sys, "monitoring", None)
-HAS_MONITORING = _MON is not None
-#: the name gradtrace's tool id carries while a run holds it
-TOOL_NAME = "gradtrace"
-#: tool ids tried in turn: the unassigned ones first, then the ones Python suggests for others
-_TOOL_IDS = (3, 4, 5, 2, 1, 0)
 _CO_OPTIMIZED = 0x1
 #: the interpreter's own trace function setter and getter (``sys``'s are stood in for while a settrace run goes on)
 _real_settrace = sys.settrace
 _real_gettrace = sys.gettrace
 #: gradtrace's own source files start with this: a program's trace function never sees their frames
 _OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
-_DISABLE = _MON.DISABLE if HAS_MONITORING else None
 _get_ident = threading.get_ident
 _grad_enabled = torch.is_grad_enabled
 _inference_mode = torch.is_inference_mode_enabled
 _saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _mode_stack_size = torch._C._len_torch_function_stack
 _BACKWARD_KIND = BACKWARD_CODES
-#: the same, by id(code) (torch's own code objects, alive for good): a lookup by code object hashes its constants
-_BACKWARD_BY_ID = {id(code): kind for code, kind in BACKWARD_CODES.items()}
 #: what :meth:`Driver._kind` says of a code object, besides None and a backward call's kind
 _UNSEEN = object()
 _FUNCTION = object()
@@ -214,15 +193,21 @@ class Driver:
         #: the program's trace function asked to hear the lines of a function not its own: from then on no
         #: statement runs with the mode under it (see :meth:`_learner_listens`)
         self._their_lines = False
-        # monitoring state: the tool id held, the traced frames of the run's thread, the
-        # learner's code objects with local events on, and their line tables
-        self._tool: int | None = None
+        #: the run's thread, and the listener of the monitoring path (made at its first run, kept: it
+        #: holds the line tables of the code it met)
         self._thread = 0
-        self._frames: dict[types.FrameType, bool] = {}
-        self._codes: dict[int, types.CodeType] = {}  # by id (see _BACKWARD_BY_ID)
-        self._line_of: dict[types.CodeType, dict[int, int | None]] = {}
-        #: how many times another code object's start was heard (and switched off) on the monitoring path
-        self.foreign_codes = 0
+        self._monitor: MonitoringLines | None = None
+
+    @property
+    def foreign_codes(self) -> int:
+        """How many times another code object's start was heard (and switched off) on the monitoring path."""
+        return 0 if self._monitor is None else self._monitor.foreign_codes
+
+    def _pause(self, by: int) -> None:
+        """A run started inside this one on its thread (``by`` 1), or ended (-1): this one hears nothing meanwhile."""
+        self._paused += by
+        if self._monitor is not None:
+            self._monitor.paused = self._paused
 
     # ------------------------------------------------------------- running
     def run(self, call: Callable[[], Any]) -> Trace:
@@ -271,19 +256,22 @@ class Driver:
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
         for outer in outers:
-            outer._paused += 1
+            outer._pause(1)
         _RUNNING.append(self)
         taken = False
         try:
-            tool = self._take_tool() if self.line_events == "monitoring" else None
+            tool = take_tool() if self.line_events == "monitoring" else None
             if tool is None:
                 taken = self._run_settrace(call)
             else:
-                self._run_monitoring(call, tool)
+                if self._monitor is None:
+                    self._monitor = MonitoringLines(self)
+                self._monitor.paused = self._paused
+                self._monitor.run(call, tool)
         finally:
             _RUNNING.remove(self)
             for outer in outers:
-                outer._paused -= 1
+                outer._pause(-1)
         return taken
 
     def _wind_down(self, taken: bool) -> None:
@@ -451,7 +439,7 @@ class Driver:
         self._their_locals[frame] = mine  # called in turn by ours (_pass_on)
         return ours
 
-    def _own_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def _own_local(self, _frame: types.FrameType, _event: str, _arg: Any) -> Any:
         """The local trace function of gradtrace's own frames (and those they call) while the program traces:
         it hears nothing, and marks the frame as one whose calls the program's trace function does not see."""
         return None
@@ -499,7 +487,7 @@ class Driver:
         return bool(code.co_flags & _CO_OPTIMIZED)  # a function, not a class body
 
     # ------------------------------------------------- settrace's callbacks
-    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def _global(self, frame: types.FrameType, _event: str, _arg: Any) -> Any:
         """``sys.settrace``'s call event, for every Python call the program makes, PyTorch's own included:
         a set lookup by file name (its hash is kept) for most, a dict lookup per code object already met
         for the rest (:meth:`_kind`)."""
@@ -609,7 +597,7 @@ class Driver:
         if stmt.shared:  # several statements on this line: follow it instruction by instruction
             if self._settrace:
                 frame.f_trace_opcodes = True
-            stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+            stmt = self.statements.at(frame.f_code, frame.f_lasti)
             if stmt is None:
                 return
         elif self._settrace and frame.f_trace_opcodes and frame not in self._their_locals:
@@ -702,7 +690,7 @@ class Driver:
         stmt = self.statements.get(frame.f_lineno)
         if stmt is None or not stmt.shared:
             return
-        stmt = self.statements.at(frame.f_code, frame.f_lasti, frame.f_lineno)
+        stmt = self.statements.at(frame.f_code, frame.f_lasti)
         if stmt is None:
             return
         pending = self.pending.get(frame)
@@ -751,208 +739,6 @@ class Driver:
         # limit can free (and walks, giving its nodes Python wrappers) would crash when freed.
         if self.recorder.deep_at != float("inf"):
             self.recorder.deepen()
-
-    # ---------------------------------------------------- sys.monitoring
-    def _take_tool(self) -> int | None:
-        """A free :mod:`sys.monitoring` tool id, now ours; None when all are taken."""
-        mon = _MON
-        for tool in _TOOL_IDS:
-            if mon.get_tool(tool) is None:
-                try:
-                    mon.use_tool_id(tool, TOOL_NAME)
-                except ValueError:  # taken meanwhile
-                    continue
-                return tool
-        return None
-
-    def _run_monitoring(self, call: Callable[[], Any], tool: int) -> None:
-        mon = _MON
-        ev = mon.events
-        self._settrace = False
-        self._tool = tool
-        self.recorder.ours = None  # any trace function installed is someone else's
-        self._shown = _real_gettrace()  # left on: the program's code runs under it as without gradtrace
-        self._theirs = None
-        stand_ins = self._stand_in()
-        callbacks = {
-            ev.PY_START: self._mon_start, ev.PY_RESUME: self._mon_start, ev.PY_THROW: self._mon_throw,
-            ev.PY_RETURN: self._mon_return, ev.PY_YIELD: self._mon_return, ev.PY_UNWIND: self._mon_unwind,
-            ev.RAISE: self._mon_raise, ev.STOP_ITERATION: self._mon_raise, ev.LINE: self._mon_line,
-            ev.JUMP: self._mon_jump, ev.INSTRUCTION: self._mon_instruction,
-        }
-        try:
-            # A code object disabled for this tool id by an earlier run (another filename, another
-            # function) stays disabled until events are restarted.
-            mon.restart_events()
-            for event, callback in callbacks.items():
-                mon.register_callback(tool, event, callback)
-            self._start_recording()
-            for code in _BACKWARD_KIND:  # a backward call's end (its start is a global PY_START)
-                mon.set_local_events(tool, code, ev.PY_RETURN)
-            mon.set_events(tool, ev.PY_START | ev.PY_RESUME | ev.PY_THROW | ev.PY_UNWIND | ev.RAISE)
-            try:
-                call()
-            except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
-                self.exception = exc
-        finally:
-            try:  # callbacks first: an event left on (an interrupt landing here) then calls nothing
-                for event in callbacks:
-                    mon.register_callback(tool, event, None)
-                mon.set_events(tool, 0)
-                for code in [*self._codes.values(), *_BACKWARD_KIND]:
-                    mon.set_local_events(tool, code, 0)
-            finally:
-                mon.free_tool_id(tool)
-                mon.restart_events()  # leave no disabled events behind for the next holder of the id
-                self._tool = None
-                self._stand_down(stand_ins)
-                self._stop_recording()
-                self._frames.clear()
-                self._codes.clear()
-
-    def _watch_code(self, code: types.CodeType) -> None:
-        """Switch on the local events of one of the learner's code objects."""
-        ev = _MON.events
-        events = ev.LINE | ev.PY_RETURN | ev.PY_YIELD | ev.JUMP | ev.STOP_ITERATION
-        lines = self._lines(code)
-        if any((s := self.statements.get(line)) is not None and s.shared for line in set(lines.values()) if line):
-            events |= ev.INSTRUCTION
-        assert self._tool is not None
-        _MON.set_local_events(self._tool, code, events)
-        self._codes[id(code)] = code
-
-    def _lines(self, code: types.CodeType) -> dict[int, int | None]:
-        """Instruction offset -> line number, for one code object."""
-        table = self._line_of.get(code)
-        if table is None:
-            table = {}
-            for start, end, line in code.co_lines():
-                for offset in range(start, end, 2):
-                    table[offset] = line
-            self._line_of[code] = table
-        return table
-
-    def _mon_start(self, code: types.CodeType, offset: int) -> Any:
-        """A call starts or a generator resumes: ``settrace``'s ``call`` event."""
-        kind = _BACKWARD_BY_ID.get(id(code))
-        if kind is not None:
-            if not self._paused and _get_ident() == self._thread and not _compiling():
-                try:
-                    self.recorder.begin_backward(sys._getframe(1), kind)
-                except Exception as exc:
-                    self._internal_failure(exc)
-            return None
-        watched = id(code) in self._codes
-        if not watched:
-            if code.co_filename != self.filename or _compiled_code(code) or (
-                    self.line_range is not None and not self.line_range[0] <= code.co_firstlineno
-                    <= self.line_range[1]):
-                self.foreign_codes += 1
-                return _DISABLE  # PyTorch's code, the standard library's: never again in this run
-            if code.co_flags & _CO_OPTIMIZED and code is not self.entry and code.co_name.startswith("<"):
-                self.foreign_codes += 1
-                return _DISABLE  # a comprehension or lambda: part of its statement
-        if not self._paused and _get_ident() == self._thread:
-            try:
-                self._start(sys._getframe(1), watched)
-            except Exception as exc:
-                self._internal_failure(exc)
-        return None
-
-    def _start(self, frame: types.FrameType, watched: bool) -> None:
-        try:
-            if (not watched or not frame.f_code.co_flags & _CO_OPTIMIZED) and not self._traced(frame):
-                return  # a module's code is traced as a module only (its frame tells)
-            if not watched:
-                self._watch_code(frame.f_code)
-            self._frames[frame] = True
-            self._enter_frame(frame)
-        except Exception as exc:
-            self._internal_failure(exc)
-
-    def _mon_throw(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
-        """A generator resumed by ``throw()`` (a global event: any code's)."""
-        if id(code) in self._codes and not self._paused and _get_ident() == self._thread:
-            try:
-                self._start(sys._getframe(1), True)
-            except Exception as err:
-                self._internal_failure(err)
-        return None
-
-    def _mon_return(self, code: types.CodeType, offset: int, value: Any) -> Any:
-        frame = sys._getframe(1)
-        if self._frames.pop(frame, None) is not None:
-            self._left(frame)
-        elif id(code) in _BACKWARD_BY_ID:
-            self._backward_left(frame)
-        return None
-
-    def _backward_left(self, frame: types.FrameType) -> None:
-        try:
-            self.recorder.end_backward(frame)
-        except Exception as exc:
-            self._internal_failure(exc)
-
-    def _mon_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
-        """A frame left by an exception (a global event: any code's)."""
-        if id(code) in self._codes:
-            frame = sys._getframe(1)
-            if self._frames.pop(frame, None) is not None:
-                self._left(frame)
-        elif id(code) in _BACKWARD_BY_ID:
-            self._backward_left(sys._getframe(1))
-        return None
-
-    def _left(self, frame: types.FrameType) -> None:
-        try:
-            self._return(frame)
-        except Exception as exc:
-            self._internal_failure(exc)
-
-    def _mon_raise(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
-        """An exception raised in or passing through a frame: ``settrace``'s ``exception`` event."""
-        if id(code) in self._codes:
-            frame = sys._getframe(1)
-            if frame in self._frames:
-                try:
-                    self._exception(frame, exc)
-                except Exception as err:
-                    self._internal_failure(err)
-        return None
-
-    def _mon_line(self, code: types.CodeType, line: int) -> Any:
-        return self._line_heard(sys._getframe(1))
-
-    def _line_heard(self, frame: types.FrameType) -> Any:
-        """A line event (or a backward jump within one line) in ``frame``, when it is one of ours."""
-        if frame in self._frames:
-            try:
-                self._line(frame)
-            except Exception as exc:
-                self._internal_failure(exc)
-        return None
-
-    def _mon_jump(self, code: types.CodeType, source: int, target: int) -> Any:
-        """A backward jump within one line (a loop written on one line) is a line event, as for settrace."""
-        if target > source:
-            return _DISABLE
-        lines = self._lines(code)
-        if lines.get(target) != lines.get(source):
-            return _DISABLE  # the line event at the target tells
-        return self._line_heard(sys._getframe(1))
-
-    def _mon_instruction(self, code: types.CodeType, offset: int) -> Any:
-        line = self._lines(code).get(offset)
-        stmt = None if line is None else self.statements.get(line)
-        if stmt is None or not stmt.shared:
-            return _DISABLE  # only lines holding several statements are followed this closely
-        frame = sys._getframe(1)
-        if frame in self._frames:
-            try:
-                self._opcode(frame)
-            except Exception as exc:
-                self._internal_failure(exc)
-        return None
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

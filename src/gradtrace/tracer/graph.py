@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterable
 from itertools import compress, count, islice
 from operator import gt, itemgetter, not_
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -196,6 +196,11 @@ def read_saved(node: Any, names: Iterable[str] | None = None) -> list[tuple[str,
     return out
 
 
+def _packed_saved(kind: Any) -> tuple[SavedValue, ...]:
+    """The saved values of a node whose slots saved-tensor hooks packed: named, not read."""
+    return tuple(SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
+
+
 def _data(raw: Any) -> torch.Tensor | None:
     try:
         data = raw.data
@@ -355,20 +360,8 @@ class GraphBook:
         self.changed: set[str] = set()
         #: nodes that may hold a stale saved value
         self.stale: set[str] = set()
-        #: nodes with an alive saved value, by the storage that value lives in. A write there may change
-        #: it unseen: a value no tensor id follows (an object's attribute, a temporary view) goes stale
-        #: without :meth:`mark_versions` hearing of it, and a write that bumps no version (``.data``, a
-        #: norm's running statistics) changes the numbers of any: :meth:`check_untracked` reads them again
-        self.untracked: dict[int | None, set[str]] = {}
-        #: node id -> the storages it is filed under in :attr:`untracked`
-        self._filed: dict[str, set[int | None]] = {}
-        #: nodes with an alive saved value that no tensor id follows
-        self._no_id: set[str] = set()
-        #: node id -> a weak reference that dies with the node, for each node with an entry in the saved-value
-        #: index (:attr:`saved_by`, :attr:`untracked`): a graph dropped without ``backward()`` leaves none behind
-        self._life: dict[str, Any] = {}
-        #: how many nodes :attr:`_life` may hold before the dead ones are looked for again
-        self._sweep_at = _SWEEP_MIN
+        #: the saved-value index: which nodes hold alive saved values, by storage, and when they die
+        self._saved_index_made()
         #: how much work was done: nodes read, summaries made, nodes visited to re-read saved values
         self.work: dict[str, int] = {"nodes": 0, "summaries": 0, "rechecked": 0, "untracked": 0}
         #: summaries made only when read (a one-off picture: most values are never drawn)
@@ -383,6 +376,15 @@ class GraphBook:
         #: (node id, saved name) -> the base of the view that hidden saved value is, held weakly: a view
         #: shares its base's version counter, so its version is still read once the program drops the view
         self._hidden_base: dict[tuple[str, str], Any] = {}
+
+    def _saved_index_made(self) -> None:
+        """The saved-value index (:class:`.saved.SavedBook`), shared: its containers and handlers read here."""
+        from .saved import SavedBook  # (it reads this module's readers)
+
+        index = self.saved_index = SavedBook(self)
+        self.untracked, self._filed, self._no_id, self._life = index.untracked, index.filed, index.no_id, index.life
+        self._file, self._watch, self._settled = index.file, index.watch, index.settled
+        self.sweep, self.check_untracked = index.sweep, index.check_untracked
 
     def summary(self, tid: str | None, t: torch.Tensor, version: int | None = None) -> Summary:
         """``summarize(t)``, read once per version of a tensor.
@@ -536,8 +538,7 @@ class GraphBook:
                            variable=ids.stamp(node.variable)[0], output=None, value=None, module=module)
         attrs = _read_attrs(node, kind) if kind.attr_getters else ()
         if nid in self.packed:
-            saved: tuple[SavedValue, ...] = tuple(
-                SavedValue(name=f, tensor=None, value=Summary(text=PACKED)) for f in kind.tensors)
+            saved: tuple[SavedValue, ...] = _packed_saved(kind)
         else:
             found: list[SavedValue] = []
             saved_value = self._saved
@@ -562,9 +563,7 @@ class GraphBook:
                                              saved_version=None, version=None))
                     # else a slot PyTorch never filled (``x * 2`` saves no ``self``): not a saved value
             if kind.custom:
-                for sname, data in custom_saved(node) or ():
-                    if data is not None:
-                        found.append(saved_value(nid, sname, data, out, known, node))
+                self._custom_saved(found, nid, node, out, known)
             saved = tuple(found)
         if out is None:
             output, value = None, None
@@ -573,6 +572,13 @@ class GraphBook:
             value = self.summary(output, out)
         return _record(NodeInfo, id=nid, name=name, inputs=inputs, attrs=attrs, saved=saved, variable=None,
                        output=output, value=value, module=module)
+
+    def _custom_saved(self, found: list[SavedValue], nid: str, node: Any, out: torch.Tensor | None,
+                      known: int | None) -> None:
+        """A custom Function's node: what its ``ctx.save_for_backward`` kept, added to ``found``."""
+        for sname, data in custom_saved(node) or ():
+            if data is not None:
+                found.append(self._saved(nid, sname, data, out, known, node))
 
     def _edges(self, nexts: Any, met: dict[int, str | None] | None = None) -> tuple[Edge | None, ...]:
         """A node's input edges (``next_functions``), the nodes they lead to stamped (``met``: id() of node
@@ -645,50 +651,6 @@ class GraphBook:
                            saved_version=saved_version, version=version)
         return _record(SavedValue, name=name, tensor=tid, value=value, state=ALIVE,
                        saved_version=version, version=version)
-
-    def _file(self, nid: str, storage: int | None) -> None:
-        filed = self._filed.get(nid)
-        if filed is None:
-            filed = self._filed[nid] = set()
-        if storage not in filed:
-            filed.add(storage)
-            held = self.untracked.get(storage)
-            if held is None:
-                self.untracked[storage] = {nid}
-            else:
-                held.add(nid)
-
-    def _watch(self, nid: str, node: Any) -> None:
-        """Node ``nid`` gets entries in the saved-value index: note how to tell when it dies."""
-        if len(self._life) >= self._sweep_at:
-            self.sweep()
-        life = None if node is None else self.ids.life(node)
-        self._life[nid] = life if life is not None else _ALWAYS
-
-    def sweep(self) -> int:
-        """Drop the saved-value index entries of nodes that died; how many died.
-
-        Called as the index doubles (each entry is looked at a bounded number of times), so it stays
-        about the size of the graphs still alive, however many a loop made and dropped. A dead node's
-        storage address, filed in :attr:`untracked`, may be a new tensor's: never read for it.
-        """
-        dead = {nid for nid, life in self._life.items() if life() is None}
-        if dead:
-            for nid in dead:
-                del self._life[nid]
-                self._settled(nid)
-            self.stale -= dead
-            self._hidden -= dead
-            saved_by = self.saved_by
-            for tid, by in list(saved_by.items()):
-                if any(nid in dead for nid, _ in by):
-                    kept = [entry for entry in by if entry[0] not in dead]
-                    if kept:
-                        saved_by[tid] = kept
-                    else:
-                        del saved_by[tid]
-        self._sweep_at = max(_SWEEP_MIN, 2 * len(self._life))
-        return len(dead)
 
     def hidden_node(self, target: torch.Tensor, before: ViewWrite) -> tuple[Any, str, NodeInfo] | None:
         """The ``CopySlices`` node an in-place call on the view ``target`` just made on its base (``before``: as
@@ -861,117 +823,6 @@ class GraphBook:
             self.stale.add(nid)
         return stale
 
-    def check_untracked(self, roots: Iterable[Any], written: Iterable[int | None]) -> list[tuple[str, str]]:
-        """Saved values a write changed unseen, read again under the grad_fns ``roots``; the newly stale.
-
-        ``written``: the storages the statement wrote in place. Only the nodes of :attr:`untracked`
-        filed under one of them are read, through their raw saved slots (``_raw_saved_*``: no
-        unpacking, so no version check raises and no learner hook runs); the walk ends once all
-        of them were met. A value no tensor id follows goes stale when its version moved; a value
-        in a storage of :attr:`dirty` (written, maybe without a version bump) is summarised again.
-        """
-        stale: list[tuple[str, str]] = []
-        want = self._untracked_written(written)
-        if not want:
-            return stale
-        ids, work = self.ids, self.work
-        stack, seen, left = [r for r in roots if r is not None], set(), len(want)
-        while stack and left:
-            node = stack.pop()
-            nid = ids.node(node)
-            if nid is None or nid in seen:
-                continue
-            seen.add(nid)
-            work["untracked"] += 1
-            stack += [nxt for nxt, _ in node.next_functions if nxt is not None]
-            if nid not in want:
-                continue
-            left -= 1
-            info = self.nodes.get(nid)
-            if info is None or nid in self.packed:
-                self._settled(nid)
-                continue
-            self._recheck_untracked(node, nid, info, stale)
-        return stale
-
-    def _untracked_written(self, written: Iterable[int | None]) -> set[str]:
-        """The live nodes of :attr:`untracked` filed under a storage in ``written`` (those whose values no id
-        follows; all of them for a storage of :attr:`dirty`); the dead ones are let go."""
-        dirty = self.dirty
-        want: set[str] = set()
-        untracked, no_id = self.untracked, self._no_id
-        for storage in set(written):
-            held = untracked.get(storage)
-            if held:
-                want |= held if storage in dirty else held & no_id
-        life = self._life
-        for dead in [nid for nid in want if life.get(nid, _ALWAYS)() is None]:  # died: its storage may be reused
-            want.discard(dead)
-            self._settled(dead)
-        return want
-
-    def _recheck_untracked(self, node: Any, nid: str, info: NodeInfo, stale: list[tuple[str, str]]) -> None:
-        """Read node ``nid``'s saved values again (see :meth:`check_untracked`); those gone stale join ``stale``."""
-        ids, dirty = self.ids, self.dirty
-        now = dict(read_saved(node))
-        hidden = nid in self._hidden  # its values are read through their tensors (see .copyslices.view_write)
-        saved = []
-        changed = False
-        for s in info.saved:
-            through_base = False
-            if s.state != ALIVE:
-                data = None
-            elif hidden and s.tensor is not None:
-                data = ids.obj(s.tensor)
-                if data is None:  # the program dropped the view: its base counts its versions
-                    ref = self._hidden_base.get((nid, s.name))
-                    data = None if ref is None else ref()
-                    through_base = True
-            else:
-                data = now.get(s.name)
-            if data is not None and s.saved_version is not None:
-                version = version_of(data)
-                if (s.tensor is None or hidden) and version != s.saved_version:
-                    s = _with(s, state=STALE, version=version)
-                    stale.append((nid, s.name))
-                    changed = True
-                    self.stale.add(nid)
-                elif version == s.saved_version and storage_of(data) in dirty and not through_base:
-                    value = self.summary(None, data, version)  # written behind the version counter?
-                    if value != s.value:
-                        s = _with(s, value=value)
-                        changed = True
-            saved.append(s)
-        if changed:
-            self.nodes[nid] = _with(info, saved=tuple(saved))
-            self.changed.add(nid)
-        if not any(s.state == ALIVE for s in saved):
-            self._settled(nid)  # nothing left alive to change
-
-    def _settled(self, nid: str) -> None:
-        """Node ``nid`` has no saved value left that a write could change: no longer filed."""
-        self._no_id.discard(nid)
-        if nid in self._hidden:
-            for key in [k for k in self._hidden_base if k[0] == nid]:
-                del self._hidden_base[key]
-        for storage in self._filed.pop(nid, ()):
-            held = self.untracked.get(storage)
-            if held is not None:
-                held.discard(nid)
-                if not held:
-                    del self.untracked[storage]
-
-
-#: the saved-value index is swept for dead nodes once it holds this many (and then each time it doubled)
-_SWEEP_MIN = 256
-
-
-def _always() -> bool:
-    return True
-
-
-#: the life of a node that cannot be told dead (no stamp to watch): kept
-_ALWAYS = _always
 
 
 def _base_node(ids: Ids, t: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:
@@ -1021,6 +872,7 @@ def _freed_slot(node: Any, name: str) -> bool:
 
 
 _new = object.__new__
+_R = TypeVar("_R")
 
 
 def _with(record: Any, **changes: Any) -> Any:
@@ -1047,10 +899,10 @@ def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
 
 
-def _record(cls: type, **fields: Any) -> Any:
+def _record(cls: type[_R], **fields: Any) -> _R:
     """``cls(**fields)`` for the frozen records here, given every field (no ``__post_init__``), without
     setting them one by one through the frozen ``__setattr__``."""
-    out: Any = _new(cls)
+    out: _R = _new(cls)
     out.__dict__.update(fields)
     return out
 

@@ -456,7 +456,7 @@ def _only_plain_values_moved(keys: list[Any], values: list[Any], moved_at: list[
     return True
 
 
-class _Ref(weakref.ref):
+class _Ref(weakref.ref[Any]):
     """A weak reference of the name cache (its own type: a learner's weak reference held as a value is a value)."""
 
     __slots__ = ()

@@ -26,7 +26,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Sequence, Sized
 from typing import Any
 
 import torch
@@ -133,7 +133,8 @@ def _tensor_method(func: Any) -> Any:
 def _template() -> types.CodeType:
     ns: dict[str, Any] = {}
     exec(compile("def _t(f, a, k):\n    return f(*a, **k)\n", "<gradtrace>", "exec"), ns)
-    return ns["_t"].__code__
+    code: types.CodeType = ns["_t"].__code__
+    return code
 
 
 _TEMPLATE = _template()
@@ -441,15 +442,10 @@ class Recorder(TorchFunctionMode):
                     except Exception:  # see graph.grad_fn_of
                         fn = _NO_NODE
                     b = a._base  # (_base_of, inline: no Python call on the usual path)
-                    base: tuple[torch.Tensor, Any] | None = None
-                    if b is not None:
-                        try:
-                            base = (b, b.grad_fn)
-                        except Exception:
-                            base = (b, _NO_NODE)
-                    inputs.append((a, version, fn, base))  # what an in-place forward changes it from
-                    if b is not None and self.on_view_write is not None:  # an in-place module may hide its node
-                        self._note_view_input(module, a)
+                    if b is None:
+                        inputs.append((a, version, fn, None))  # what an in-place forward changes it from
+                    else:
+                        self._view_input(module, inputs, (a, version, fn), b)
                     if on_node is None or fn is _NO_NODE or last is not None and last[1] == version \
                             and last[0]() is a:
                         continue  # the output a module just returned, unchanged: its nodes were read then
@@ -457,19 +453,35 @@ class Recorder(TorchFunctionMode):
                     # caller's (a walk from this module's output on the way out would otherwise claim it),
                     # and an in-place module (ReLU(inplace=True)) is about to change what it saved: read it now.
                     if fn is not None and (self.known_node is None or self.known_node(fn) is None):
-                        self.node_reads += 1
-                        on_node(a, self._path(self._modules[-2]) if len(self._modules) > 1 else "")
-                        if len(self.nodes_read) > self.deep_at:
-                            self.deepen()
+                        self._read_input_node(on_node, a)
         except Exception:  # recording is best effort: the forward runs untouched
             pass
 
-    def _note_view_input(self, module: torch.nn.Module, a: torch.Tensor) -> None:
-        before = view_write_before((a,), {})
-        if before is not None:
-            self._view_inputs.setdefault(id(module), []).append((a, before))
+    def _view_input(self, module: torch.nn.Module, inputs: list[tuple[torch.Tensor, int, Any, Any]],
+                    read: tuple[torch.Tensor, int, Any], b: torch.Tensor) -> None:
+        """A view of ``b`` goes into ``module``: noted in ``inputs`` (``read``: the view, its version and node)
+        with its base and the base's node; an in-place module may hide its node, so what the view
+        saved is noted too."""
+        a = read[0]
+        base: tuple[torch.Tensor, Any]
+        try:
+            base = (b, b.grad_fn)
+        except Exception:
+            base = (b, _NO_NODE)
+        inputs.append((*read, base))
+        if self.on_view_write is not None:
+            before = view_write_before((a,), {})
+            if before is not None:
+                self._view_inputs.setdefault(id(module), []).append((a, before))
 
-    def _leave_module(self, module: torch.nn.Module, args: Any, out: Any) -> None:
+    def _read_input_node(self, on_node: Callable[[torch.Tensor, str], None], a: torch.Tensor) -> None:
+        """Read the node behind a module's input that no read has met (it is the caller's)."""
+        self.node_reads += 1
+        on_node(a, self._path(self._modules[-2]) if len(self._modules) > 1 else "")
+        if len(self.nodes_read) > self.deep_at:
+            self.deepen()
+
+    def _leave_module(self, module: torch.nn.Module, _args: Any, out: Any) -> None:
         if _get_ident() != self.thread:
             return
         inputs = self._inputs.pop() if self._inputs else ()
@@ -502,32 +514,41 @@ class Recorder(TorchFunctionMode):
                         version = -1
                     if last is not None and last[1] == version and last[0]() is o:
                         continue  # a container's output, its last child's: recorded and read then
-                    for a, v0, _fn0, _base in inputs:
-                        if a is o and v0 == version:
-                            break  # an input handed back unchanged (Identity, Dropout in eval): read as it came in
-                    else:
-                        try:
-                            fn = o.grad_fn
-                        except Exception:
-                            continue
-                        if fn is None:
-                            continue
-                        # a new output with a node: the node, and those it reaches that no read has met, were
-                        # made by this forward (the ones made before it were read when it began)
-                        entry = self._paths.get(id(module))  # self._path(module), inline on the usual path
-                        path = entry[1] if entry is not None and entry[0]() is module else self._path(module)
-                        self.ops.append(("", o, path))
-                        if on_node is not None:
-                            self.node_reads += 1
-                            on_node(o, path)
-                            if len(self.nodes_read) > self.deep_at:
-                                self.deepen()
-                        self._last = last = (_ref(o), version)
+                    last = self._output_read(module, o, version, inputs, on_node, last)
                 for view, before in written:  # once the nodes are read: what the hidden one saved
                     if self.on_view_write is not None:
                         self.on_view_write(type(module).forward, (view,), {}, before, module)
         except Exception:
             pass
+
+    def _output_read(self, module: torch.nn.Module, o: torch.Tensor, version: int,
+                     inputs: Sequence[tuple[torch.Tensor, int, Any, Any]],
+                     on_node: Callable[[torch.Tensor, str], None] | None,
+                     last: tuple[weakref.ref[torch.Tensor], int] | None,
+                     ) -> tuple[weakref.ref[torch.Tensor], int] | None:
+        """A tensor ``module`` returned (at ``version``), not the one read last (``last``, given back,
+        or the new last one): a new output with a node has its node read."""
+        for a, v0, _fn0, _base in inputs:
+            if a is o and v0 == version:
+                return last  # an input handed back unchanged (Identity, Dropout in eval): read as it came in
+        try:
+            fn = o.grad_fn
+        except Exception:
+            return last
+        if fn is None:
+            return last
+        # a new output with a node: the node, and those it reaches that no read has met, were
+        # made by this forward (the ones made before it were read when it began)
+        entry = self._paths.get(id(module))  # self._path(module), inline on the usual path
+        path = entry[1] if entry is not None and entry[0]() is module else self._path(module)
+        self.ops.append(("", o, path))
+        if on_node is not None:
+            self.node_reads += 1
+            on_node(o, path)
+            if len(self.nodes_read) > self.deep_at:
+                self.deepen()
+        self._last = last = (_ref(o), version)
+        return last
 
     def _changed(self, t: torch.Tensor, version: int, fn: Any, base: tuple[torch.Tensor, Any] | None) -> None:
         """An in-place call changed ``t`` (and its base, which shares its version counter) from ``version``

@@ -410,26 +410,7 @@ class Shown:
         if cached is not None and cached[0] == key and not written and not grad_written:
             info = cached[1]
         else:
-            old_grad = None
-            device = is_param = None
-            if cached is not None:
-                was_key, was = cached
-                if grad_key is not None and was_key[2] == grad_key and not grad_written:
-                    old_grad = was.grad  # the same .grad object at the same version
-                if was_key[8] == ptr and ptr is not None:  # the same memory: the same device
-                    device = was.device
-                if was_key[10] is cls:  # (``isinstance(t, Parameter)`` runs the metaclass's Python code)
-                    is_param = was.is_param
-                if was_key[9] != dtype:  # the same memory and version read as another dtype: summarised again
-                    book.summaries.pop(tid, None)
-            info = _tensor_info(
-                tid, shape, _dtype_text(dtype), _device_text(t.device) if device is None else device,
-                bool(requires_grad), bool(leaf), bool(retains), version, nid, base_id, book.summary(tid, t, version),
-                old_grad if old_grad is not None or grad is None else book.summary(None, grad),
-                (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param, forbidden,
-                output_nr,
-            )
-            self.cache[tid] = (key, info)
+            info = self._fresh_info(tid, t, key, cached, grad, grad_written, output_nr)
         if nid is not None and nid in book.nodes:
             edges: tuple[str, ...] = (nid,) if base_id is None else (nid, base_id)
         else:
@@ -439,6 +420,41 @@ class Shown:
         found = self._at.get(tid)
         if found is not None and found[0] == at:
             return info, edges  # same memory, same .grad object: same storages
+        self._place(tid, t, grad, at)
+        return info, edges
+
+    def _fresh_info(self, tid: str, t: torch.Tensor, key: tuple[Any, ...],
+                    cached: tuple[tuple[Any, ...], TensorInfo] | None, grad: torch.Tensor | None,
+                    grad_written: bool, output_nr: int) -> TensorInfo:
+        """:meth:`_read`'s info when something it shows changed (``key``: what it read), cached; what did
+        not change is taken from the info before (``cached``)."""
+        book = self.book
+        version, nid, grad_key, requires_grad, leaf, retains, base_id, shape, ptr, dtype, cls, forbidden = key
+        old_grad = None
+        device = is_param = None
+        if cached is not None:
+            was_key, was = cached
+            if grad_key is not None and was_key[2] == grad_key and not grad_written:
+                old_grad = was.grad  # the same .grad object at the same version
+            if was_key[8] == ptr and ptr is not None:  # the same memory: the same device
+                device = was.device
+            if was_key[10] is cls:  # (``isinstance(t, Parameter)`` runs the metaclass's Python code)
+                is_param = was.is_param
+            if was_key[9] != dtype:  # the same memory and version read as another dtype: summarised again
+                book.summaries.pop(tid, None)
+        info = _tensor_info(
+            tid, shape, _dtype_text(dtype), _device_text(t.device) if device is None else device,
+            bool(requires_grad), bool(leaf), bool(retains), version, nid, base_id, book.summary(tid, t, version),
+            old_grad if old_grad is not None or grad is None else book.summary(None, grad),
+            (cls is _Parameter or isinstance(t, _Parameter)) if is_param is None else is_param, forbidden,
+            output_nr,
+        )
+        self.cache[tid] = (key, info)
+        return info
+
+    def _place(self, tid: str, t: torch.Tensor, grad: torch.Tensor | None, at: tuple[Any, Any]) -> None:
+        """:meth:`_read` found ``tid`` at other memory or with another ``.grad``: the storages it is
+        filed under, updated."""
         where = (storage_of(t),) if grad is None else (storage_of(t), storage_of(grad))
         self._at[tid] = (at, where)
         old = self._where.get(tid)
@@ -450,7 +466,6 @@ class Shown:
             for s in where:
                 self.by_storage.setdefault(s, set()).add(tid)
             self._where[tid] = where
-        return info, edges
 
     def before(self, tid: str) -> TensorInfo | None:
         """``tid``'s info as the last update found it (None: not shown then)."""

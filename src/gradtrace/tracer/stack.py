@@ -110,7 +110,7 @@ def _hook() -> None:
         sys.addaudithook(_audit)
 
 
-def _audit(event: str, args: Any) -> None:
+def _audit(event: str, _args: Any) -> None:
     # runs on every audit event of the process: the common path is two set lookups
     if event in SPAWN_EVENTS:
         if _State.raised is not None and not _State.lowered:

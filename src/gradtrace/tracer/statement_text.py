@@ -109,7 +109,7 @@ def calls_in_place(frame: types.FrameType, names: tuple[str, ...],
 #: attribute (``box.f(c)``): looked at as the statement starts (:func:`calls_in_place`)
 _HELD_CALL = re.compile(r"(?<![\w.\])])([A-Za-z_]\w*)\s*(?:\[\s*(-?\d+)\s*\]|\.\s*([A-Za-z_]\w*))\s*\(")
 #: the ``__getattribute__`` of types whose attribute reads are plain (an instance's ``__dict__`` first)
-_PLAIN_GETATTR = frozenset({object.__getattribute__, types.SimpleNamespace.__getattribute__})
+_PLAIN_GETATTR: frozenset[Any] = frozenset({object.__getattribute__, types.SimpleNamespace.__getattribute__})
 #: type -> whether its instances' ``__dict__`` is the interpreter's own slot (reading it runs no code); weak, as
 #: a program's class (a custom Function's node class) reaches the program's namespace
 _PLAIN_DICT: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()

@@ -39,18 +39,18 @@ class Statements(dict[int, Statement]):
         self.on_line: dict[int, list[Statement]] = {}
         self._by_code: dict[types.CodeType, dict[int, Statement | None]] = {}
 
-    def at(self, code: types.CodeType, lasti: int, line: int) -> Statement | None:
+    def at(self, code: types.CodeType, lasti: int) -> Statement | None:
         """The statement the instruction at ``lasti`` belongs to, on a line shared by several."""
         table = self._by_code.get(code)
         if table is None:
             table = self._by_code[code] = {}
         if lasti in table:
             return table[lasti]
-        stmt = self._lookup(code, lasti, line)
+        stmt = self._lookup(code, lasti)
         table[lasti] = stmt
         return stmt
 
-    def _lookup(self, code: types.CodeType, lasti: int, line: int) -> Statement | None:
+    def _lookup(self, code: types.CodeType, lasti: int) -> Statement | None:
         positions = list(code.co_positions())  # type: ignore[attr-defined,unused-ignore]
         i = lasti // 2
         if i >= len(positions):

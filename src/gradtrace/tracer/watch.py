@@ -20,6 +20,7 @@ summarizes the gradients the hooks see.
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,3 +150,18 @@ def unwatch_nodes(handles: list[Any]) -> None:
     for handle in handles:
         handle.remove()
     handles.clear()
+
+
+def compiling() -> bool:
+    """``torch.compile`` is tracing (Dynamo, or AOTAutograd running autograd.grad on fake tensors):
+    a backward call then is the compiler's, not one the program made."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    return torch.compiler.is_compiling() or torch._guards.TracingContext.try_get() is not None
+
+
+def compiled_code(code: types.CodeType) -> bool:
+    """``code`` is the bytecode ``torch.compile`` made of a function: it runs the compiled graph, and
+    its frame is no statement of the program (the function's own code runs when it is not compiled)."""
+    dynamo_utils = sys.modules.get("torch._dynamo.utils")
+    return dynamo_utils is not None and code in dynamo_utils.orig_code_map
