@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..model import FREED, STALE, Error, NodeInfo, Prediction, SavedValue, Step
+from ..model import FREED, STALE, Error, NodeInfo, Prediction, SavedValue, Step, reachable
 from .graph import GraphBook, grad_fn_of
 from .ids import Ids
 from .shown import num as _num
@@ -38,7 +38,7 @@ def predictions(book: GraphBook, ids: Ids, bindings: dict[str, str],
         if fn is None:
             continue
         root = ids.node(fn)
-        reach = _reachable(root, nodes)
+        reach = reachable(nodes, [root])
         blocked = _blocked(reach, nodes)
         for nid, s in stale:
             if nid not in reach or nid in blocked:
@@ -53,7 +53,7 @@ def _blocked(reach: set[str], nodes: Mapping[str, NodeInfo]) -> set[str]:
     blocked: set[str] = set()
     for nid in reach:
         if nid not in blocked and any(s.state == FREED for s in nodes[nid].saved):
-            blocked |= _reachable(nid, nodes)
+            blocked |= reachable(nodes, [nid])
     return blocked
 
 
@@ -102,15 +102,3 @@ def stale_saves(book: GraphBook, tid: str, version: int) -> tuple[tuple[str, str
         out += [(nid, s.name) for s in nodes[nid].saved if s.tensor == tid and s.state == STALE
                 and s.version == version]
     return tuple(out)
-
-
-def _reachable(root: str | None, nodes: Mapping[str, NodeInfo]) -> set[str]:
-    seen: set[str] = set()
-    todo = [root] if root is not None else []
-    while todo:
-        nid = todo.pop()
-        if nid in seen or nid not in nodes:
-            continue
-        seen.add(nid)
-        todo.extend(e.node for e in nodes[nid].inputs if e is not None)
-    return seen
