@@ -61,6 +61,8 @@ from .recorder import _DISPATCHER, _SHIELDED, Recorder
 from .stack import nodes_before_raise
 from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
+from .systrace import _real_gettrace as _real_gettrace  # the interpreter's own (see .systrace)
+from .systrace import _real_settrace as _real_settrace
 from .watch import BACKWARD_CODES
 from .watch import compiled_code as _compiled_code
 from .watch import compiling as _compiling
@@ -73,9 +75,6 @@ LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
 #: the values ``line_events`` takes
 LINE_EVENT_PATHS = ("auto", "monitoring", "settrace")
 _CO_OPTIMIZED = 0x1
-#: the interpreter's own trace function setter and getter (``sys``'s are stood in for while a settrace run goes on)
-_real_settrace = sys.settrace
-_real_gettrace = sys.gettrace
 #: gradtrace's own source files start with this: a program's trace function never sees their frames
 _OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 _get_ident = threading.get_ident

@@ -22,6 +22,7 @@ import torch
 
 from ..model import ALIVE, FREED, STALE, Edge, NodeInfo, SavedValue, Summary
 from .ids import Ids
+from .saved import SavedBook
 from .summary import deferred, format_number, summarize
 
 if TYPE_CHECKING:
@@ -379,9 +380,7 @@ class GraphBook:
 
     def _saved_index_made(self) -> None:
         """The saved-value index (:class:`.saved.SavedBook`), shared: its containers and handlers read here."""
-        from .saved import SavedBook  # (it reads this module's readers)
-
-        index = self.saved_index = SavedBook(self)
+        index = self.saved_index = SavedBook(self, recheck_saved)
         self.untracked, self._filed, self._no_id, self._life = index.untracked, index.filed, index.no_id, index.life
         self._file, self._watch, self._settled = index.file, index.watch, index.settled
         self.sweep, self.check_untracked = index.sweep, index.check_untracked
@@ -909,3 +908,42 @@ def _record(cls: type[_R], **fields: Any) -> _R:
 
 def _order(nid: str) -> int:
     return int(nid[1:])
+
+
+def recheck_saved(book: GraphBook, node: Any, nid: str, info: NodeInfo, stale: list[tuple[str, str]]) -> bool:
+    """Read node ``nid``'s saved values again (see :meth:`.saved.SavedBook.check_untracked`); those gone stale
+    join ``stale``. False when none is left alive (nothing a write could change any more)."""
+    ids, dirty = book.ids, book.dirty
+    now = dict(read_saved(node))
+    hidden = nid in book._hidden  # its values are read through their tensors (see .copyslices.view_write)
+    saved = []
+    changed = False
+    for s in info.saved:
+        through_base = False
+        if s.state != ALIVE:
+            data = None
+        elif hidden and s.tensor is not None:
+            data = ids.obj(s.tensor)
+            if data is None:  # the program dropped the view: its base counts its versions
+                ref = book._hidden_base.get((nid, s.name))
+                data = None if ref is None else ref()
+                through_base = True
+        else:
+            data = now.get(s.name)
+        if data is not None and s.saved_version is not None:
+            version = version_of(data)
+            if (s.tensor is None or hidden) and version != s.saved_version:
+                s = _with(s, state=STALE, version=version)
+                stale.append((nid, s.name))
+                changed = True
+                book.stale.add(nid)
+            elif version == s.saved_version and storage_of(data) in dirty and not through_base:
+                value = book.summary(None, data, version)  # written behind the version counter?
+                if value != s.value:
+                    s = _with(s, value=value)
+                    changed = True
+        saved.append(s)
+    if changed:
+        book.nodes[nid] = _with(info, saved=tuple(saved))
+        book.changed.add(nid)
+    return any(s.state == ALIVE for s in saved)

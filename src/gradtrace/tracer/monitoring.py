@@ -18,6 +18,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .systrace import _real_gettrace
 from .watch import BACKWARD_CODES, compiled_code, compiling
 
 if TYPE_CHECKING:
@@ -82,8 +83,6 @@ class MonitoringLines:
 
     def run(self, call: Callable[[], Any], tool: int) -> None:
         """Run ``call`` with the events on (``tool``: the id :func:`take_tool` gave); its exception is kept."""
-        from .driver import _real_gettrace  # (the interpreter's own, kept by the driver)
-
         mon = _MON
         ev = mon.events
         driver = self.driver

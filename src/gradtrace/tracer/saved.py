@@ -12,11 +12,8 @@ rest); it reads the book's records, stale set and written storages through the b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
-
-from ..model import ALIVE, STALE, NodeInfo
-from .graph import _with, read_saved, storage_of, version_of
 
 if TYPE_CHECKING:
     from .graph import GraphBook
@@ -36,7 +33,9 @@ _ALWAYS = _always
 class SavedBook:
     """Nodes with alive saved values, filed by storage, with their lives (see the module's text)."""
 
-    def __init__(self, book: GraphBook) -> None:
+    def __init__(self, book: GraphBook, recheck: Callable[..., bool]) -> None:
+        #: reads one node's saved values again (:func:`.graph.recheck_saved`, handed in: it reads the graph's readers)
+        self._recheck = recheck
         self.book = book
         #: nodes with an alive saved value, by the storage that value lives in. A write there may change
         #: it unseen: a value no tensor id follows (an object's attribute, a temporary view) goes stale
@@ -129,7 +128,8 @@ class SavedBook:
             if info is None or nid in self.book.packed:
                 self.settled(nid)
                 continue
-            self._recheck_untracked(node, nid, info, stale)
+            if not self._recheck(self.book, node, nid, info, stale):
+                self.settled(nid)  # nothing left alive to change
         return stale
 
     def _untracked_written(self, written: Iterable[int | None]) -> set[str]:
@@ -147,44 +147,6 @@ class SavedBook:
             want.discard(dead)
             self.settled(dead)
         return want
-
-    def _recheck_untracked(self, node: Any, nid: str, info: NodeInfo, stale: list[tuple[str, str]]) -> None:
-        """Read node ``nid``'s saved values again (see :meth:`check_untracked`); those gone stale join ``stale``."""
-        ids, dirty = self.book.ids, self.book.dirty
-        now = dict(read_saved(node))
-        hidden = nid in self.book._hidden  # its values are read through their tensors (see .copyslices.view_write)
-        saved = []
-        changed = False
-        for s in info.saved:
-            through_base = False
-            if s.state != ALIVE:
-                data = None
-            elif hidden and s.tensor is not None:
-                data = ids.obj(s.tensor)
-                if data is None:  # the program dropped the view: its base counts its versions
-                    ref = self.book._hidden_base.get((nid, s.name))
-                    data = None if ref is None else ref()
-                    through_base = True
-            else:
-                data = now.get(s.name)
-            if data is not None and s.saved_version is not None:
-                version = version_of(data)
-                if (s.tensor is None or hidden) and version != s.saved_version:
-                    s = _with(s, state=STALE, version=version)
-                    stale.append((nid, s.name))
-                    changed = True
-                    self.book.stale.add(nid)
-                elif version == s.saved_version and storage_of(data) in dirty and not through_base:
-                    value = self.book.summary(None, data, version)  # written behind the version counter?
-                    if value != s.value:
-                        s = _with(s, value=value)
-                        changed = True
-            saved.append(s)
-        if changed:
-            self.book.nodes[nid] = _with(info, saved=tuple(saved))
-            self.book.changed.add(nid)
-        if not any(s.state == ALIVE for s in saved):
-            self.settled(nid)  # nothing left alive to change
 
     def settled(self, nid: str) -> None:
         """Node ``nid`` has no saved value left that a write could change: no longer filed."""
