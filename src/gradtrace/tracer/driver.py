@@ -55,9 +55,10 @@ import torch
 
 from ..model import Error, Step, Trace
 from . import safe
+from .chained import ProgramTrace
 from .monitoring import HAS_MONITORING, MonitoringLines, take_tool
 from .monitoring import TOOL_NAME as TOOL_NAME  # (named here too: the id a run holds)
-from .recorder import _DISPATCHER, _SHIELDED, Recorder
+from .recorder import Recorder
 from .stack import nodes_before_raise
 from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
@@ -76,7 +77,6 @@ LINE_EVENTS_ENV = "GRADTRACE_LINE_EVENTS"
 LINE_EVENT_PATHS = ("auto", "monitoring", "settrace")
 _CO_OPTIMIZED = 0x1
 #: gradtrace's own source files start with this: a program's trace function never sees their frames
-_OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 _get_ident = threading.get_ident
 _grad_enabled = torch.is_grad_enabled
 _inference_mode = torch.is_inference_mode_enabled
@@ -181,17 +181,13 @@ class Driver:
         #: > 0 while a run started inside this one is going on
         self._paused = 0
         self._settrace = True  # whether the run in progress sets f_trace_opcodes (settrace path)
-        #: settrace path: what the program's sys.gettrace() gives (the trace function before the run, or the
-        #: program's own), the program's own one set during the run (called in turn by the tracer's), its local
-        #: trace functions per frame that both follow
-        self._shown: Any = None
-        self._theirs: Any = None
-        self._their_locals: dict[types.FrameType, Any] = {}
-        self._standing_in = False
-        self._own_local_fn = self._own_local
-        #: the program's trace function asked to hear the lines of a function not its own: from then on no
-        #: statement runs with the mode under it (see :meth:`_learner_listens`)
-        self._their_lines = False
+        #: the program's own sys.settrace while a run goes on, and what the per-event code needs of it, bound
+        #: once: its local trace functions per frame that both follow (the same dict), the call passing an
+        #: event on to them, the global trace function calling ours and then the program's
+        self._chained = ProgramTrace(self)
+        self._their_locals = self._chained.their_locals
+        self._pass_on = self._chained.pass_on
+        self._global_chained = self._chained.global_chained
         #: the run's thread, and the listener of the monitoring path (made at its first run, kept: it
         #: holds the line tables of the code it met)
         self._thread = 0
@@ -307,8 +303,9 @@ class Driver:
         self.line_events = "settrace"
         self._files = frozenset({self.filename, *(code.co_filename for code in _BACKWARD_KIND)})
         old = _real_gettrace()
-        self._shown = sys.gettrace()  # an outer run's stand-in, when this run is started inside one
-        self._theirs = None
+        chained = self._chained
+        chained.shown = sys.gettrace()  # an outer run's stand-in, when this run is started inside one
+        chained.theirs = None
         self.recorder.ours = self._global
         self._start_recording()
         if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
@@ -317,7 +314,7 @@ class Driver:
             here = sys._getframe()
             here.f_trace_opcodes = True
             here.f_trace_opcodes = False
-        stand_ins = self._stand_in()
+        stand_ins = chained.stand_in()
         _real_settrace(self._global)
         try:
             call()
@@ -330,133 +327,11 @@ class Driver:
             dropped = now is None and self.exception is not None and not isinstance(self.exception, Exception)
             taken = now != self._global and now != self._global_chained and not dropped
             _real_settrace(old)
-            self._stand_down(stand_ins)
+            chained.stand_down(stand_ins)
             self._stop_recording()
             self._kinds.clear()
             self._kept.clear()
         return taken
-
-    # ------------------------------------- the program's own sys.settrace
-    def _stand_in(self) -> tuple[Any, Any, Any, Any]:
-        """Put stand-ins for ``sys.settrace``/``sys.gettrace`` in place; what to put back after the run."""
-        outer_set, outer_get = sys.settrace, sys.gettrace
-        driver = self
-
-        def settrace(function: Any) -> None:
-            if driver._standing_in and _get_ident() == driver._thread \
-                    and not sys._getframe(1).f_code.co_filename.startswith(_OWN_DIR):
-                driver._program_settrace(function)
-            else:
-                outer_set(function)
-
-        def gettrace() -> Any:
-            if driver._standing_in and _get_ident() == driver._thread \
-                    and not sys._getframe(1).f_code.co_filename.startswith(_OWN_DIR):
-                return driver._shown
-            return outer_get()
-
-        for stand_in, real in ((settrace, outer_set), (gettrace, outer_get)):
-            stand_in.__name__ = stand_in.__qualname__ = real.__name__
-            stand_in.__doc__ = real.__doc__
-            stand_in.__module__ = "sys"
-        self._standing_in = True
-        sys.settrace, sys.gettrace = settrace, gettrace
-        return outer_set, outer_get, settrace, gettrace
-
-    def _stand_down(self, stand_ins: tuple[Any, Any, Any, Any]) -> None:
-        outer_set, outer_get, settrace, gettrace = stand_ins
-        self._standing_in = False
-        if not self._settrace and _real_gettrace() == self._global_chained:
-            _real_settrace(self._theirs)  # the program's function stays on after its run, as without gradtrace
-        if sys.settrace is settrace:
-            sys.settrace = outer_set
-        if sys.gettrace is gettrace:
-            sys.gettrace = outer_get
-        self._theirs = None
-        self._their_locals.clear()
-
-    def _program_settrace(self, function: Any) -> None:
-        """The program called ``sys.settrace(function)``: its function gets the events Python would give it."""
-        self._shown = function
-        self._theirs = function
-        if function is None:  # Python stops calling the local trace functions too
-            self._their_locals.clear()
-        if not self._settrace:  # sys.monitoring hears the lines: the program's function alone, with our code hidden
-            _real_settrace(None if function is None else self._global_chained)
-        elif _real_gettrace() in (self._global, self._global_chained):  # else someone else's (see _run_settrace)
-            _real_settrace(self._global if function is None else self._global_chained)
-            if function is not None:
-                # a debugger (pdb's set_trace) first gives the running frames its own local trace function:
-                # in the frames we follow, ours stays and calls that one in turn
-                for frame in [*self.pending, *self._labels]:
-                    local = frame.f_trace
-                    if local is not None and local != self._local_fn:
-                        self._their_locals[frame] = local
-                        frame.f_trace = self._local_fn
-                outer: types.FrameType | None = sys._getframe(1)
-                while outer is not None:  # and gradtrace's own frames, running the program, stay unseen
-                    if outer.f_code.co_filename.startswith(_OWN_DIR) and outer.f_trace is not None:
-                        outer.f_trace = None
-                    outer = outer.f_back
-
-    def _global_chained(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        """The global trace function while the program's own one is set: ours, then the program's,
-        except for gradtrace's own code and what it calls."""
-        ours = self._global(frame, event, arg) if self._settrace else None
-        theirs = self._theirs
-        if theirs is None:
-            return ours
-        back = frame.f_back
-        code = frame.f_code
-        if back is not None and back.f_code is _SHIELDED and code is self.recorder.passing:
-            # the Python function the recorder's mode passes a call on to, with the program's trace function on:
-            # the program heard the call as it was made, before the mode had it; what it calls is heard as usual
-            # (as is what a built-in one passed on calls: a subclass's __torch_function__, a __float__)
-            return ours
-        if code.co_filename.startswith(_OWN_DIR) or back is not None and back.f_trace is self._own_local_fn \
-                or code is _DISPATCHER and self.recorder.pushed and _mode_stack_size() == 1:  # the mode's way in
-            if ours is not None:
-                return ours
-            frame.f_trace_lines = False
-            return self._own_local_fn  # the mark its callees are known by
-        try:
-            mine = theirs(frame, event, arg)
-        except BaseException:  # Python then stops tracing, and the exception goes on into the program
-            self._program_settrace(None)
-            raise
-        if mine is not None and code.co_filename != self.filename and not self._their_lines:
-            # The program hears the lines of a function not its own (torch's Python code): with the mode on,
-            # such a function takes its dispatching branch (``has_torch_function`` is true), so its lines
-            # would differ. The mode leaves, before the function runs a line, and stays off under the
-            # program's trace function from now on.
-            self._their_lines = True
-            self.recorder.mode_off_all()
-        if mine is None:
-            return ours
-        if ours is None:
-            return mine
-        self._their_locals[frame] = mine  # called in turn by ours (_pass_on)
-        return ours
-
-    def _own_local(self, _frame: types.FrameType, _event: str, _arg: Any) -> Any:
-        """The local trace function of gradtrace's own frames (and those they call) while the program traces:
-        it hears nothing, and marks the frame as one whose calls the program's trace function does not see."""
-        return None
-
-    def _pass_on(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        """An event of a frame both follow: the program's local trace function gets it too."""
-        theirs = self._their_locals.get(frame)
-        if theirs is None:
-            return
-        if event == "return":
-            del self._their_locals[frame]
-        try:
-            mine = theirs(frame, event, arg)
-        except BaseException:
-            self._program_settrace(None)
-            raise
-        if mine is not None and event != "return":
-            self._their_locals[frame] = mine
 
     def _failure_words(self, err: BaseException) -> str:
         """Why recording stopped, in words a learner can act on."""
@@ -657,7 +532,7 @@ class Driver:
         The recorder's mode is Python code between the program's calls and torch. A trace function
         the program set through ``sys.settrace`` (the stand-in) is called by gradtrace's own, which
         hides from it the mode's frames and torch's dispatcher leading to them; the call the mode
-        passes on is not heard again, and what it calls is (:meth:`_global_chained`). So the mode
+        passes on is not heard again, and what it calls is (:meth:`.ProgramTrace.global_chained`). So the mode
         still goes on, and an in-place call on a view still tells what its hidden node saved, until
         that function asks to follow the lines of a function not the program's: with the mode on,
         torch's Python functions take their dispatching branch, so their lines would differ. From
@@ -671,9 +546,10 @@ class Driver:
         """
         rec = self.recorder
         tracer = _real_gettrace()
-        if self._theirs is not None:  # set through the stand-in: gradtrace's frames, the mode's included, are hidden
-            if self._their_lines or tracer != self._global_chained \
-                    or _mode_stack_size() > (1 if rec.pushed else 0):  # (see _global_chained)
+        chained = self._chained
+        if chained.theirs is not None:  # set through the stand-in: gradtrace's frames, the mode's included, are hidden
+            if chained.their_lines or tracer != self._global_chained \
+                    or _mode_stack_size() > (1 if rec.pushed else 0):  # (see ProgramTrace.global_chained)
                 return "trace"
             return ""
         if tracer is not None and tracer != rec.ours:

@@ -90,9 +90,10 @@ class MonitoringLines:
         self.tool = tool
         self.thread = driver._thread
         self.recorder.ours = None  # any trace function installed is someone else's
-        driver._shown = _real_gettrace()  # left on: the program's code runs under it as without gradtrace
-        driver._theirs = None
-        stand_ins = driver._stand_in()
+        chained = driver._chained
+        chained.shown = _real_gettrace()  # left on: the program's code runs under it as without gradtrace
+        chained.theirs = None
+        stand_ins = chained.stand_in()
         callbacks = {
             ev.PY_START: self._mon_start, ev.PY_RESUME: self._mon_start, ev.PY_THROW: self._mon_throw,
             ev.PY_RETURN: self._mon_return, ev.PY_YIELD: self._mon_return, ev.PY_UNWIND: self._mon_unwind,
@@ -124,7 +125,7 @@ class MonitoringLines:
                 mon.free_tool_id(tool)
                 mon.restart_events()  # leave no disabled events behind for the next holder of the id
                 self.tool = None
-                driver._stand_down(stand_ins)
+                chained.stand_down(stand_ins)
                 driver._stop_recording()
                 self.frames.clear()
                 self.codes.clear()
