@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .recorder import _DISPATCHER, _SHIELDED
+from .systrace import _real_gettrace, _real_settrace
 
 if TYPE_CHECKING:
     from .driver import Driver
 
-_real_settrace = sys.settrace
-_real_gettrace = sys.gettrace
 #: gradtrace's own source directory: its frames are hidden from the program's trace function
 _OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 _get_ident = threading.get_ident
