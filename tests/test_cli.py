@@ -95,6 +95,13 @@ def test_usage_errors_exit_2(work, args):
     assert "usage:" in done.stderr and "error:" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_no_command_prints_usage_and_exits_2(work):
+    done = gradtrace(cwd=work)
+    assert done.returncode == 2, done.stdout
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.startswith("usage: gradtrace") and "gradtrace run SCRIPT.py" in done.stderr
+
+
 # ---------------------------------------------------------------- running
 def test_run_prints_what_python_prints(work):
     ours, theirs = gradtrace("run", "forum.py", cwd=work), python("forum.py", cwd=work)

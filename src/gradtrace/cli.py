@@ -698,9 +698,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(ours)
     except SystemExit as exc:  # argparse printed usage and the error (status 2), or --help / --version (0)
         return int(exc.code or 0)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+    if args.command is None:  # as argparse treats a missing argument: usage on stderr, status 2
+        parser.print_usage(sys.stderr)
+        say("no command given; to trace a script: gradtrace run SCRIPT.py (gradtrace --help lists the commands)")
+        return EXIT_USAGE
     try:
         if args.command == "demo":
             return command_demo(args)
