@@ -300,9 +300,11 @@ def test_existing_output_is_replaced_whole(work):
 def test_layout_binary_missing_or_failing(work, binary):
     done = gradtrace("run", "forum.py", "--text", "--json", "t.json", "--svg", "pics", "--html", "t.html",
                      cwd=work, env={"GRADTRACE_DOT": binary})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # asked-for outputs were not made: the command did not do its job
     assert "Traceback" not in done.stderr
     assert "no SVG pictures written" in done.stderr and "t.html not written" in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 3 and lines[0] == "gradtrace: wrote t.json", lines  # one line per output
     assert json.loads((work / "t.json").read_text())["grads"]["x"] == forum_grad()
     assert f"x.grad = {forum_grad():g}." in done.stdout
     assert not (work / "t.html").exists()
@@ -315,6 +317,13 @@ def test_layout_failure_keeps_the_scripts_exit_status(work):
                      env={"GRADTRACE_DOT": "/nonexistent/dot"})
     assert done.returncode == 1
     assert (work / "t.json").exists()
+
+
+def test_only_html_without_a_layout_binary_is_not_ok(work):
+    done = gradtrace("run", "forum.py", "--html", "t.html", cwd=work, env={"GRADTRACE_DOT": "/bin/false"})
+    assert done.returncode == 3
+    assert one_clear_line(done, 3).startswith("gradtrace: t.html not written")
+    assert not (work / "t.html").exists()
 
 
 # ---------------------------------------------------------------- deep graphs, demo

@@ -14,7 +14,9 @@ file in the same folder, then replace the target).
 Exit status: 0 the script ran; 1 the script raised (its traceback is printed as
 Python prints it, and the outputs still show the trace up to the error);
 2 a usage or file problem, found before the script runs (or after it, when the
-script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed.
+script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed,
+or an output that was asked for could not be made (no layout binary for ``--svg`` or ``--html``, a
+disk error): one line on stderr names each output not written.
 
 Outputs are written by :mod:`gradtrace.outfile`: an existing file is replaced only
 if gradtrace wrote it (or with ``--force``), a link or a special file never
@@ -70,7 +72,7 @@ examples:
   gradtrace demo --out gradtrace-demo
 
 exit status: 0 the script ran, 1 the script raised (outputs are still written),
-2 bad command line or files, 3 gradtrace itself failed.
+2 bad command line or files, 3 an output could not be made (or gradtrace itself failed).
 
 An existing output file is replaced only if gradtrace wrote it, or with --force.
 """
@@ -510,7 +512,7 @@ def check_sources(targets: Targets, sources: set[Path]) -> None:
 
 
 def write_outputs(trace: Any, targets: Targets) -> int:
-    """Write what was asked; returns 0, or the exit status of the worst failure (2 refused, 3 failed)."""
+    """Write what was asked; returns 0, or the exit status of the worst failure (2 refused, 3 not made)."""
     status = [EXIT_OK]
     html, json_path, svg = targets.html, targets.json, targets.svg
     if targets.text:
@@ -532,6 +534,7 @@ def _guard(what: str, action: Callable[[], None], no_layout: str = "") -> int:
         action()
     except LayoutError as exc:
         say(f"{no_layout or what + ' not written'}: {exc}")
+        return EXIT_INTERNAL
     except outfile.Refused as exc:  # the file changed while the script ran
         say(str(exc))
         return EXIT_USAGE
@@ -606,7 +609,7 @@ def _write_svgs(trace: Any, folder: Output) -> int:
             outfile.write(place, "svg", svg, force=folder.force)
             written.add(name)
     except LayoutError as exc:
-        problem = f"{exc}"
+        problem, status = f"{exc}", EXIT_INTERNAL
     except outfile.Refused as exc:
         problem, status = f"{exc}", EXIT_USAGE
     except OSError as exc:
