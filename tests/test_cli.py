@@ -199,6 +199,29 @@ def test_missing_script(work):
     assert not (work / "t.json").exists()
 
 
+@pytest.mark.parametrize("name", ["a\nb.py", "\x1b[31mred.py", "tab\there\r.py"])
+def test_control_characters_in_a_path_are_escaped_in_messages(work, name):
+    missing = one_clear_line(gradtrace("run", name, cwd=work))
+    assert missing == f"gradtrace: cannot run {repr(name)[1:-1]}: no such file"
+    assert "\x1b" not in missing and "\r" not in missing and "\t" not in missing
+    done = gradtrace("run", "forum.py", "--json", name.replace(".py", ".json"), cwd=work)
+    assert done.returncode == 0
+    assert done.stderr == f"gradtrace: wrote {repr(name.replace('.py', '.json'))[1:-1]}\n"
+    assert (work / name.replace(".py", ".json")).exists()  # the file has its real name
+    (work / name).write_text("x = (\n")
+    bad = gradtrace("run", name, cwd=work)
+    assert bad.returncode == 2
+    first = bad.stderr.splitlines()[0]
+    assert first.startswith(f"gradtrace: cannot run {repr(name)[1:-1]}:1: syntax error"), bad.stderr
+    assert "\x1b" not in bad.stderr
+
+
+def test_control_characters_in_unknown_arguments_are_escaped(work):
+    done = gradtrace("run", "forum.py", "--html", "t.html", "\x1b[2Jx", cwd=work)
+    assert done.returncode == 2 and "\x1b" not in done.stderr
+    assert "\\x1b[2Jx" in done.stderr
+
+
 def test_folder_as_script(work):
     (work / "dir").mkdir()
     assert "folder" in one_clear_line(gradtrace("run", "dir", cwd=work))

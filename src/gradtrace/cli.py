@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import outfile
 from .model import DEFAULT_MAX_STEPS
@@ -79,18 +79,41 @@ An existing output file is replaced only if gradtrace wrote it, or with --force.
 
 
 class UsageError(Exception):
-    """A problem with the command line or the files: one line, exit status 2."""
+    """A problem with the command line or the files: one line (and Python's own ``details``), exit status 2."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the control characters of what the user typed escaped in its error line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)}\n")
 
 
 # ---------------------------------------------------------------- messages
-def say(message: str) -> None:
-    """One line from gradtrace on stderr (the script's own output keeps stdout)."""
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (newline, ESC, ...) written as Python escapes, as ``repr`` shows them:
+    a file name cannot break a message into two lines or recolour the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def say(message: str, details: str = "") -> None:
+    """One line from gradtrace on stderr (the script's own output keeps stdout), control characters escaped;
+    ``details`` (lines gradtrace formatted itself, already escaped) go under it."""
+    text = f"{PROG}: {printable(message)}" + (f"\n{details}" if details else "")
+    print(text, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- arguments
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="See PyTorch autograd happen: run a script one statement at a time and show the Python "
         "names, the tensor objects and the grad_fn graph at every step.",
@@ -193,8 +216,11 @@ def check_syntax(source: str, filename: str, shown: str) -> None:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f"{shown}:{exc.lineno}" if exc.lineno else shown
-        details = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
-        raise UsageError(f"cannot run {where}: syntax error, the script did not run\n{details}") from None
+        if exc.filename:
+            exc.filename = printable(exc.filename)
+        lines = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n").split("\n")
+        raise UsageError(f"cannot run {where}: syntax error, the script did not run",
+                         "\n".join(printable(line) for line in lines)) from None
     except ValueError as exc:  # e.g. null bytes in the source
         raise UsageError(f"cannot run {shown}: {exc}") from None
 
@@ -710,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command_demo(args)
         return command_run(args, script_args)
     except UsageError as exc:
-        say(str(exc))
+        say(str(exc), exc.details)
         return EXIT_USAGE
     except KeyboardInterrupt:
         say("interrupted")
