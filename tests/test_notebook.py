@@ -241,6 +241,20 @@ def test_a_nested_magic_leaves_the_outer_cells_last_value(shell, inner):
     assert not any(name.startswith("__gradtrace") for name in shell.user_ns)
 
 
+@pytest.mark.parametrize("body", ["a = 1\nb = (\n", "x = 1\n  y = 2\n", "for i in range(3)\n    pass\n",
+                                  "!echo hi\nx = )\n"])
+def test_a_syntax_error_shows_as_in_a_plain_cell(shell, capsys, body):
+    capsys.readouterr()
+    plain = shell.run_cell(body)
+    plain_out = capsys.readouterr().out
+    traced = shell.run_cell("%%gradtrace --no-widget\n" + body)
+    traced_out = capsys.readouterr().out
+    assert isinstance(plain.error_before_exec, SyntaxError)
+    assert type(traced.error_before_exec or traced.error_in_exec) is type(plain.error_before_exec)
+    assert "magic.py" not in traced_out and "Traceback" not in traced_out
+    assert traced_out == plain_out
+
+
 # ---------------------------------------------------------------- cell scope
 WHATIF2 = WHATIF1.replace("x = x ** 2", "y = x ** 2\nx = y ** 3").replace("x3 = x ** 3\n", "").replace(
     "f = x + x3", "f = y + x")
