@@ -130,6 +130,31 @@ def test_run_like_python_name_file_argv_path(work):
     assert "main block" in ours.stdout
 
 
+GLOBALS_SCRIPT = """\
+import sys
+from pathlib import Path
+print(sorted(globals()))
+print(__file__, sys.path[0], sys.argv[0], Path(__file__).with_name("data.txt").read_text())
+print(type(__loader__).__name__, __loader__.name, __loader__.path, __spec__, __package__, __cached__)
+print(__annotations__, __doc__)
+"""
+
+
+def test_a_script_gets_the_globals_python_gives_it_also_through_a_link(work):
+    (work / "real").mkdir()
+    (work / "real" / "g.py").write_text(GLOBALS_SCRIPT)
+    (work / "link").mkdir()
+    (work / "link" / "g.py").symlink_to(work / "real" / "g.py")
+    (work / "link" / "data.txt").write_text("next to the link")
+    for script in ("link/g.py", "real/g.py"):
+        if script == "real/g.py":
+            (work / "real" / "data.txt").write_text("next to the script")
+        ours, theirs = gradtrace("run", script, cwd=work), python(script, cwd=work)
+        assert theirs.returncode == 0, theirs.stderr
+        assert ours.returncode == 0, ours.stderr
+        assert ours.stdout == theirs.stdout
+
+
 def test_text_goes_to_stdout_after_the_scripts_output(work):
     done = gradtrace("run", "forum.py", "--text", cwd=work)
     assert done.returncode == 0
@@ -495,6 +520,18 @@ def test_closed_stdout_exits_as_python_does(work):
     assert ours.returncode == theirs.returncode, ours.stderr
     assert "Traceback" not in ours.stderr and "stdout is closed" in ours.stderr
     assert (work / "t.json").exists()
+
+
+@pytest.mark.parametrize("options", [[], ["--json", "t.json", "--text"]])
+def test_a_script_that_closes_its_stderr_exits_as_python_does(work, options):
+    (work / "s.py").write_text("import sys\nprint('before')\nsys.stderr.close()\nx = 1\nprint('after')\n")
+    theirs = python("s.py", cwd=work)
+    ours = gradtrace("run", "s.py", *options, cwd=work)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout.startswith(theirs.stdout)
+    assert "lost sys.stderr" not in ours.stderr and "Traceback" not in ours.stderr
+    if options:
+        assert (work / "t.json").exists() and ours.stderr == "gradtrace: wrote t.json\n"
 
 
 def test_death_by_sigint_matches_python(work):

@@ -107,8 +107,15 @@ def printable(text: str) -> str:
 def say(message: str, details: str = "") -> None:
     """One line from gradtrace on stderr (the script's own output keeps stdout), control characters escaped;
     ``details`` (lines gradtrace formatted itself, already escaped) go under it."""
-    text = f"{PROG}: {printable(message)}" + (f"\n{details}" if details else "")
-    print(text, file=sys.stderr, flush=True)
+    text = f"{PROG}: {printable(message)}" + (f"\n{details}" if details else "") + "\n"
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (AttributeError, ValueError, OSError):  # the script closed sys.stderr: the process's stderr still takes it
+        try:
+            os.write(2, text.encode("utf-8", "backslashreplace"))
+        except OSError:  # started with no stderr at all: the line is lost, as Python loses its own
+            pass
 
 
 # ---------------------------------------------------------------- arguments
@@ -174,7 +181,8 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 # ---------------------------------------------------------------- files
 def read_script(path: str) -> tuple[str, str]:
-    """The script's absolute path and source, decoded as Python would (UTF-8 unless a coding line says else)."""
+    """The script's absolute path (a link kept as the link, as Python names ``__file__``) and source,
+    decoded as Python would (UTF-8 unless a coding line says else)."""
     p = Path(path)
     try:
         exists = p.exists()
@@ -195,7 +203,7 @@ def read_script(path: str) -> tuple[str, str]:
         raise UsageError(f"cannot run {path}: {_decode_problem(data, exc)}") from None
     if encoding == "utf-8-sig":
         source = source.lstrip("\ufeff")
-    return str(p.resolve()), source
+    return os.path.abspath(path), source
 
 
 def _decode_problem(data: bytes, exc: Exception) -> str:
@@ -332,14 +340,14 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     from .run import run_traced  # the tracer, and torch with it, only when a script runs
 
     module = types.ModuleType("__main__")
-    module.__file__ = path
     namespace = module.__dict__
+    namespace.update(_main_globals(path))
     namespace["__builtins__"] = builtins  # a __main__ module holds the module, not its dict
     saved = (sys.argv, list(sys.path), sys.modules.get("__main__"))
     streams = (sys.stdout, sys.stderr, sys.excepthook)
     show_warning = warnings.showwarning
     sys.argv = [shown or path, *argv]
-    sys.path.insert(0, str(Path(path).parent))
+    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))  # Python puts the real folder of a link first
     sys.modules["__main__"] = module
     warnings.showwarning = _learner_warning(show_warning)
     try:
@@ -359,6 +367,15 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
             sys.modules["__main__"] = saved[2]
     outcome.sources = _source_files(path)
     return outcome
+
+
+def _main_globals(path: str) -> dict[str, Any]:
+    """What ``python path`` puts in ``__main__`` before the script's first line (``__name__`` and the rest
+    a new module has, ``None``, are already there)."""
+    from importlib.machinery import SourceFileLoader
+
+    return {"__file__": path, "__cached__": None, "__loader__": SourceFileLoader("__main__", path),
+            "__annotations__": {}}
 
 
 def _flush(*streams: Any) -> None:
