@@ -155,6 +155,49 @@ def test_a_script_gets_the_globals_python_gives_it_also_through_a_link(work):
         assert ours.stdout == theirs.stdout
 
 
+MODULE_SCRIPT = """\
+import sys
+from . import helper
+print(sorted(globals()), __name__, __spec__.name, __package__, __file__, sys.argv, sys.path[0])
+print(type(__loader__).__name__, __cached__, helper.VALUE)
+import torch
+x = torch.tensor(3., requires_grad=True)
+(x * x).backward()
+print(x.grad)
+"""
+
+
+@pytest.mark.parametrize("module", ["pkg.mod", "pkg"])
+def test_run_a_module_as_python_m_does(work, module):
+    (work / "pkg").mkdir()
+    (work / "pkg" / "__init__.py").write_text("")
+    (work / "pkg" / "helper.py").write_text("VALUE = 'relative import'\n")
+    (work / "pkg" / "mod.py").write_text(MODULE_SCRIPT)
+    (work / "pkg" / "__main__.py").write_text(MODULE_SCRIPT)
+    theirs = subprocess.run([sys.executable, "-m", module, "a", "--b"], cwd=work, capture_output=True, text=True,
+                            timeout=300, check=False)
+    ours = gradtrace("run", "-m", module, "--json", "t.json", "--", "a", "--b", cwd=work)
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+    x = torch.tensor(3.0, requires_grad=True)
+    (x * x).backward()
+    assert json.loads((work / "t.json").read_text())["grads"]["x"] == float(x.grad)
+
+
+@pytest.mark.parametrize("args", [["-m", "no_such_module"], ["-m", "pkg"], ["forum.py", "-m", "pkg"]])
+def test_run_a_module_usage_errors(work, args):
+    (work / "pkg").mkdir()
+    (work / "pkg" / "__init__.py").write_text("")
+    done = gradtrace("run", *args, cwd=work)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    if args[0] == "-m":
+        line = one_clear_line(done)
+        assert args[1] in line
+    else:
+        assert "usage:" in done.stderr
+
+
 def test_text_goes_to_stdout_after_the_scripts_output(work):
     done = gradtrace("run", "forum.py", "--text", cwd=work)
     assert done.returncode == 0

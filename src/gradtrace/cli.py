@@ -7,7 +7,9 @@ imports no torch) and draws with :mod:`gradtrace.render`.
 ``gradtrace run SCRIPT.py`` runs the script as ``python SCRIPT.py`` would
 (``__name__ == "__main__"``, ``__file__``, ``sys.argv``, the script's folder
 first on ``sys.path``), one statement at a time under the tracer, then writes
-what was asked. Every problem with the command line or the files is one line on
+what was asked. ``gradtrace run -m MODULE`` runs a module as ``python -m MODULE``
+would (found from the current folder; ``__spec__`` and ``__package__`` set, so
+relative imports work). Every problem with the command line or the files is one line on
 stderr and exit status 2; nothing is half-written (outputs go to a temporary
 file in the same folder, then replace the target).
 
@@ -68,6 +70,7 @@ print(x.grad)
 _EPILOG = """\
 examples:
   gradtrace run examples/forum_original.py --text
+  gradtrace run -m mypackage.train --json trace.json
   gradtrace run train.py --html trace.html --json trace.json -- --epochs 3
   gradtrace demo --out gradtrace-demo
 
@@ -134,12 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="trace a Python script",
-        description="Run SCRIPT as `python SCRIPT` would, tracing every statement. Arguments for the script "
-        "go after `--`.",
+        description="Run SCRIPT as `python SCRIPT` would (or `-m MODULE` as `python -m MODULE` would), tracing "
+        "every statement. Arguments for the script go after `--`.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("script", metavar="SCRIPT.py", help="the Python script to run")
+    run.add_argument("script", metavar="SCRIPT.py", nargs="?", help="the Python script to run")
+    run.add_argument("-m", dest="module", metavar="MODULE",
+                     help="run a module instead, as `python -m MODULE` would (found from the current folder)")
+    run.set_defaults(run_parser=run)
     run.add_argument("--html", metavar="OUT", help="write one self-contained HTML page that steps through the trace")
     run.add_argument("--json", metavar="OUT", help="write the trace as JSON")
     run.add_argument("--svg", metavar="DIR", help="write one SVG picture per step: DIR/step-0001.svg, ...")
@@ -204,6 +210,42 @@ def read_script(path: str) -> tuple[str, str]:
     if encoding == "utf-8-sig":
         source = source.lstrip("\ufeff")
     return os.path.abspath(path), source
+
+
+def find_module(name: str) -> tuple[str, str, Any]:
+    """``-m NAME``: the module's absolute path, its source and its spec, found as ``python -m`` finds them.
+
+    The current folder comes first on ``sys.path`` while looking (it does for the run too), the module's
+    parent packages are imported (as Python imports them), and a package runs its ``__main__`` module.
+    """
+    here = os.getcwd()
+    sys.path.insert(0, here)
+    try:
+        spec = _find_spec(name, name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = _find_spec(f"{name}.__main__", name)
+            if spec is None:
+                raise UsageError(f"cannot run -m {name}: it is a package with no __main__ module; "
+                                 f"name one of its modules, as in -m {name}.MODULE")
+    finally:
+        if here in sys.path:
+            sys.path.remove(here)
+    if spec is None:
+        raise UsageError(f"cannot run -m {name}: no module named {name} in the current folder or on Python's path")
+    origin = spec.origin if spec.has_location else None
+    if not isinstance(origin, str) or not origin.endswith(".py"):
+        raise UsageError(f"cannot run -m {name}: {origin or 'it'} is not a Python source file")
+    path, source = read_script(origin)
+    return path, source, spec
+
+
+def _find_spec(name: str, asked: str) -> Any:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except Exception as exc:  # a parent package that is missing or fails to import
+        raise UsageError(f"cannot run -m {asked}: {type(exc).__name__}: {exc}") from None
 
 
 def _decode_problem(data: bytes, exc: Exception) -> str:
@@ -327,8 +369,10 @@ class Outcome:
     interrupted: bool = False
 
 
-def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, shown: str | None = None) -> Outcome:
-    """Run the script as ``python path argv...`` would, under the tracer; restores ``sys`` afterwards.
+def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, shown: str | None = None,
+               spec: Any = None) -> Outcome:
+    """Run the script as ``python path argv...`` would (with a module's ``spec``, as ``python -m`` runs it),
+    under the tracer; restores ``sys`` afterwards.
 
     What Python itself prints when a script ends (the traceback of an uncaught
     exception, a ``sys.exit("message")``) goes to the script's own ``sys.stderr``
@@ -341,13 +385,14 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
 
     module = types.ModuleType("__main__")
     namespace = module.__dict__
-    namespace.update(_main_globals(path))
+    namespace.update(_main_globals(path) if spec is None else _module_globals(spec))
     namespace["__builtins__"] = builtins  # a __main__ module holds the module, not its dict
     saved = (sys.argv, list(sys.path), sys.modules.get("__main__"))
     streams = (sys.stdout, sys.stderr, sys.excepthook)
     show_warning = warnings.showwarning
     sys.argv = [shown or path, *argv]
-    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))  # Python puts the real folder of a link first
+    # Python puts the real folder of a script (a link's target's) first, or the current folder for -m
+    sys.path.insert(0, os.getcwd() if spec is not None else os.path.dirname(os.path.realpath(path)))
     sys.modules["__main__"] = module
     warnings.showwarning = _learner_warning(show_warning)
     try:
@@ -376,6 +421,12 @@ def _main_globals(path: str) -> dict[str, Any]:
 
     return {"__file__": path, "__cached__": None, "__loader__": SourceFileLoader("__main__", path),
             "__annotations__": {}}
+
+
+def _module_globals(spec: Any) -> dict[str, Any]:
+    """What ``python -m`` puts in ``__main__`` for the module ``spec`` finds."""
+    return {"__file__": spec.origin, "__cached__": spec.cached, "__loader__": spec.loader, "__spec__": spec,
+            "__package__": spec.parent, "__annotations__": {}}
 
 
 def _flush(*streams: Any) -> None:
@@ -684,10 +735,16 @@ def _remove_old_pictures(folder: Path, keep: set[str]) -> int:
 
 # ---------------------------------------------------------------- commands
 def command_run(args: argparse.Namespace, script_args: list[str]) -> int:
-    path, source = read_script(args.script)
-    check_syntax(source, path, args.script)
+    spec = None
+    if args.module is not None:
+        path, source, spec = find_module(args.module)
+        shown = path
+    else:
+        path, source = read_script(args.script)
+        shown = args.script
+    check_syntax(source, path, shown)
     targets = check_targets(args, path)
-    outcome = run_script(path, source, script_args, args.max_steps, shown=args.script)
+    outcome = run_script(path, source, script_args, args.max_steps, shown=shown, spec=spec)
     _flush(sys.stdout)
     check_sources(targets, outcome.sources)
     trace = outcome.trace
@@ -742,6 +799,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(ours)
+        if args.command == "run" and (args.script is None) == (args.module is None):
+            args.run_parser.error("give one script to run: SCRIPT.py, or -m MODULE")
     except SystemExit as exc:  # argparse printed usage and the error (status 2), or --help / --version (0)
         return int(exc.code or 0)
     if args.command is None:  # as argparse treats a missing argument: usage on stderr, status 2
