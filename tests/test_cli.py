@@ -577,6 +577,15 @@ def test_a_script_that_closes_its_stderr_exits_as_python_does(work, options):
         assert (work / "t.json").exists() and ours.stderr == "gradtrace: wrote t.json\n"
 
 
+def test_a_script_that_closes_its_stdout_exits_as_python_does(work):
+    (work / "s.py").write_text("import sys\nprint('before')\nsys.stdout.close()\nx = 1\n")
+    theirs = python("s.py", cwd=work)
+    ours = gradtrace("run", "s.py", "--text", "--json", "t.json", cwd=work)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout == "before\n"
+    assert ours.stderr == "gradtrace: the text trace was not printed: stdout is closed\ngradtrace: wrote t.json\n"
+
+
 def test_death_by_sigint_matches_python(work):
     # Ctrl-C as in a terminal: a job started in the background inherits SIGINT ignored
     script = ("import os, signal, torch\n"

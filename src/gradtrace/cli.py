@@ -645,7 +645,7 @@ def _print_text(trace: Any) -> None:
     from .render.text import trace_text
 
     out = sys.stdout
-    if out is None:  # started with stdout closed: Python's print() writes nothing either
+    if out is None or getattr(out, "closed", False):  # started with stdout closed, or the script closed it
         say("the text trace was not printed: stdout is closed")
         return
     text = trace_text(trace).rstrip("\n") + "\n"
