@@ -255,6 +255,11 @@ def test_a_syntax_error_shows_as_in_a_plain_cell(shell, capsys, body):
     assert traced_out == plain_out
 
 
+@pytest.mark.parametrize("cell", ["x = )\n", "x = (\n", "x = 1\n", "x = 1\n\n"])
+def test_a_console_reads_a_gradtrace_cell_as_any_cell_magic(shell, cell):
+    assert shell.check_complete("%%gradtrace\n" + cell) == shell.check_complete("%%time\n" + cell)
+
+
 # ---------------------------------------------------------------- cell scope
 WHATIF2 = WHATIF1.replace("x = x ** 2", "y = x ** 2\nx = y ** 3").replace("x3 = x ** 3\n", "").replace(
     "f = x + x3", "f = y + x")

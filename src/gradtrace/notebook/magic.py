@@ -225,6 +225,9 @@ class PlainSyntaxErrors:
     run either way; a cell that compiles is left as it is.
     """
 
+    #: a console's "is this cell complete?" skips it: a cell magic ends at a blank line, whatever its code
+    has_side_effects = True
+
     def __init__(self, shell: Any) -> None:
         self.shell = shell
 
