@@ -95,6 +95,13 @@ def test_usage_errors_exit_2(work, args):
     assert "usage:" in done.stderr and "error:" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_no_command_prints_usage_and_exits_2(work):
+    done = gradtrace(cwd=work)
+    assert done.returncode == 2, done.stdout
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.startswith("usage: gradtrace") and "gradtrace run SCRIPT.py" in done.stderr
+
+
 # ---------------------------------------------------------------- running
 def test_run_prints_what_python_prints(work):
     ours, theirs = gradtrace("run", "forum.py", cwd=work), python("forum.py", cwd=work)
@@ -121,6 +128,74 @@ def test_run_like_python_name_file_argv_path(work):
     assert ours.returncode == theirs.returncode == 0, ours.stderr
     assert ours.stdout == theirs.stdout
     assert "main block" in ours.stdout
+
+
+GLOBALS_SCRIPT = """\
+import sys
+from pathlib import Path
+print(sorted(globals()))
+print(__file__, sys.path[0], sys.argv[0], Path(__file__).with_name("data.txt").read_text())
+print(type(__loader__).__name__, __loader__.name, __loader__.path, __spec__, __package__, __cached__)
+print(__annotations__, __doc__)
+"""
+
+
+def test_a_script_gets_the_globals_python_gives_it_also_through_a_link(work):
+    (work / "real").mkdir()
+    (work / "real" / "g.py").write_text(GLOBALS_SCRIPT)
+    (work / "link").mkdir()
+    (work / "link" / "g.py").symlink_to(work / "real" / "g.py")
+    (work / "link" / "data.txt").write_text("next to the link")
+    for script in ("link/g.py", "real/g.py"):
+        if script == "real/g.py":
+            (work / "real" / "data.txt").write_text("next to the script")
+        ours, theirs = gradtrace("run", script, cwd=work), python(script, cwd=work)
+        assert theirs.returncode == 0, theirs.stderr
+        assert ours.returncode == 0, ours.stderr
+        assert ours.stdout == theirs.stdout
+
+
+MODULE_SCRIPT = """\
+import sys
+from . import helper
+print(sorted(globals()), __name__, __spec__.name, __package__, __file__, sys.argv, sys.path[0])
+print(type(__loader__).__name__, __cached__, helper.VALUE)
+import torch
+x = torch.tensor(3., requires_grad=True)
+(x * x).backward()
+print(x.grad)
+"""
+
+
+@pytest.mark.parametrize("module", ["pkg.mod", "pkg"])
+def test_run_a_module_as_python_m_does(work, module):
+    (work / "pkg").mkdir()
+    (work / "pkg" / "__init__.py").write_text("")
+    (work / "pkg" / "helper.py").write_text("VALUE = 'relative import'\n")
+    (work / "pkg" / "mod.py").write_text(MODULE_SCRIPT)
+    (work / "pkg" / "__main__.py").write_text(MODULE_SCRIPT)
+    theirs = subprocess.run([sys.executable, "-m", module, "a", "--b"], cwd=work, capture_output=True, text=True,
+                            timeout=300, check=False)
+    ours = gradtrace("run", "-m", module, "--json", "t.json", "--", "a", "--b", cwd=work)
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+    x = torch.tensor(3.0, requires_grad=True)
+    (x * x).backward()
+    assert json.loads((work / "t.json").read_text())["grads"]["x"] == float(x.grad)
+
+
+@pytest.mark.parametrize("args", [["-m", "no_such_module"], ["-m", "pkg"], ["forum.py", "-m", "pkg"]])
+def test_run_a_module_usage_errors(work, args):
+    (work / "pkg").mkdir()
+    (work / "pkg" / "__init__.py").write_text("")
+    done = gradtrace("run", *args, cwd=work)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    if args[0] == "-m":
+        line = one_clear_line(done)
+        assert args[1] in line
+    else:
+        assert "usage:" in done.stderr
 
 
 def test_text_goes_to_stdout_after_the_scripts_output(work):
@@ -190,6 +265,29 @@ def test_missing_script(work):
     line = one_clear_line(gradtrace("run", "nope.py", "--json", "t.json", cwd=work))
     assert "nope.py" in line and "no such file" in line
     assert not (work / "t.json").exists()
+
+
+@pytest.mark.parametrize("name", ["a\nb.py", "\x1b[31mred.py", "tab\there\r.py"])
+def test_control_characters_in_a_path_are_escaped_in_messages(work, name):
+    missing = one_clear_line(gradtrace("run", name, cwd=work))
+    assert missing == f"gradtrace: cannot run {repr(name)[1:-1]}: no such file"
+    assert "\x1b" not in missing and "\r" not in missing and "\t" not in missing
+    done = gradtrace("run", "forum.py", "--json", name.replace(".py", ".json"), cwd=work)
+    assert done.returncode == 0
+    assert done.stderr == f"gradtrace: wrote {repr(name.replace('.py', '.json'))[1:-1]}\n"
+    assert (work / name.replace(".py", ".json")).exists()  # the file has its real name
+    (work / name).write_text("x = (\n")
+    bad = gradtrace("run", name, cwd=work)
+    assert bad.returncode == 2
+    first = bad.stderr.splitlines()[0]
+    assert first.startswith(f"gradtrace: cannot run {repr(name)[1:-1]}:1: syntax error"), bad.stderr
+    assert "\x1b" not in bad.stderr
+
+
+def test_control_characters_in_unknown_arguments_are_escaped(work):
+    done = gradtrace("run", "forum.py", "--html", "t.html", "\x1b[2Jx", cwd=work)
+    assert done.returncode == 2 and "\x1b" not in done.stderr
+    assert "\\x1b[2Jx" in done.stderr
 
 
 def test_folder_as_script(work):
@@ -293,9 +391,11 @@ def test_existing_output_is_replaced_whole(work):
 def test_layout_binary_missing_or_failing(work, binary):
     done = gradtrace("run", "forum.py", "--text", "--json", "t.json", "--svg", "pics", "--html", "t.html",
                      cwd=work, env={"GRADTRACE_DOT": binary})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # asked-for outputs were not made: the command did not do its job
     assert "Traceback" not in done.stderr
     assert "no SVG pictures written" in done.stderr and "t.html not written" in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 3 and lines[0] == "gradtrace: wrote t.json", lines  # one line per output
     assert json.loads((work / "t.json").read_text())["grads"]["x"] == forum_grad()
     assert f"x.grad = {forum_grad():g}." in done.stdout
     assert not (work / "t.html").exists()
@@ -308,6 +408,13 @@ def test_layout_failure_keeps_the_scripts_exit_status(work):
                      env={"GRADTRACE_DOT": "/nonexistent/dot"})
     assert done.returncode == 1
     assert (work / "t.json").exists()
+
+
+def test_only_html_without_a_layout_binary_is_not_ok(work):
+    done = gradtrace("run", "forum.py", "--html", "t.html", cwd=work, env={"GRADTRACE_DOT": "/bin/false"})
+    assert done.returncode == 3
+    assert one_clear_line(done, 3).startswith("gradtrace: t.html not written")
+    assert not (work / "t.html").exists()
 
 
 # ---------------------------------------------------------------- deep graphs, demo
@@ -456,6 +563,27 @@ def test_closed_stdout_exits_as_python_does(work):
     assert ours.returncode == theirs.returncode, ours.stderr
     assert "Traceback" not in ours.stderr and "stdout is closed" in ours.stderr
     assert (work / "t.json").exists()
+
+
+@pytest.mark.parametrize("options", [[], ["--json", "t.json", "--text"]])
+def test_a_script_that_closes_its_stderr_exits_as_python_does(work, options):
+    (work / "s.py").write_text("import sys\nprint('before')\nsys.stderr.close()\nx = 1\nprint('after')\n")
+    theirs = python("s.py", cwd=work)
+    ours = gradtrace("run", "s.py", *options, cwd=work)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout.startswith(theirs.stdout)
+    assert "lost sys.stderr" not in ours.stderr and "Traceback" not in ours.stderr
+    if options:
+        assert (work / "t.json").exists() and ours.stderr == "gradtrace: wrote t.json\n"
+
+
+def test_a_script_that_closes_its_stdout_exits_as_python_does(work):
+    (work / "s.py").write_text("import sys\nprint('before')\nsys.stdout.close()\nx = 1\n")
+    theirs = python("s.py", cwd=work)
+    ours = gradtrace("run", "s.py", "--text", "--json", "t.json", cwd=work)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout == "before\n"
+    assert ours.stderr == "gradtrace: the text trace was not printed: stdout is closed\ngradtrace: wrote t.json\n"
 
 
 def test_death_by_sigint_matches_python(work):

@@ -227,6 +227,39 @@ def test_magic_shows_the_last_expression_as_out_like_a_plain_cell(shell):
     assert not any(name.startswith("Out") for name in gradtrace.last_trace().steps[-1].bindings)
 
 
+@pytest.mark.parametrize("inner", [
+    "get_ipython().run_cell_magic('gradtrace', '--no-widget', 'inner = 1\\ninner\\n')",
+    "get_ipython().run_cell('%%gradtrace --no-widget\\ninner = 1\\ninner\\n')",
+])
+def test_a_nested_magic_leaves_the_outer_cells_last_value(shell, inner):
+    plain = shell.run_cell(f"{inner}\nouter = 2\nouter * 3\n")
+    assert plain.success
+    del shell.user_ns["inner"], shell.user_ns["outer"]
+    result = shell.run_cell(f"%%gradtrace --no-widget\n{inner}\nouter = 2\nouter * 3\n")
+    assert result.success, result.error_in_exec  # the outer cell's last statement still runs
+    assert result.result == plain.result and shell.user_ns["inner"] == 1 and shell.user_ns["outer"] == 2
+    assert not any(name.startswith("__gradtrace") for name in shell.user_ns)
+
+
+@pytest.mark.parametrize("body", ["a = 1\nb = (\n", "x = 1\n  y = 2\n", "for i in range(3)\n    pass\n",
+                                  "!echo hi\nx = )\n"])
+def test_a_syntax_error_shows_as_in_a_plain_cell(shell, capsys, body):
+    capsys.readouterr()
+    plain = shell.run_cell(body)
+    plain_out = capsys.readouterr().out
+    traced = shell.run_cell("%%gradtrace --no-widget\n" + body)
+    traced_out = capsys.readouterr().out
+    assert isinstance(plain.error_before_exec, SyntaxError)
+    assert type(traced.error_before_exec or traced.error_in_exec) is type(plain.error_before_exec)
+    assert "magic.py" not in traced_out and "Traceback" not in traced_out
+    assert traced_out == plain_out
+
+
+@pytest.mark.parametrize("cell", ["x = )\n", "x = (\n", "x = 1\n", "x = 1\n\n"])
+def test_a_console_reads_a_gradtrace_cell_as_any_cell_magic(shell, cell):
+    assert shell.check_complete("%%gradtrace\n" + cell) == shell.check_complete("%%time\n" + cell)
+
+
 # ---------------------------------------------------------------- cell scope
 WHATIF2 = WHATIF1.replace("x = x ** 2", "y = x ** 2\nx = y ** 3").replace("x3 = x ** 3\n", "").replace(
     "f = x + x3", "f = y + x")

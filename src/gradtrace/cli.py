@@ -7,14 +7,18 @@ imports no torch) and draws with :mod:`gradtrace.render`.
 ``gradtrace run SCRIPT.py`` runs the script as ``python SCRIPT.py`` would
 (``__name__ == "__main__"``, ``__file__``, ``sys.argv``, the script's folder
 first on ``sys.path``), one statement at a time under the tracer, then writes
-what was asked. Every problem with the command line or the files is one line on
+what was asked. ``gradtrace run -m MODULE`` runs a module as ``python -m MODULE``
+would (found from the current folder; ``__spec__`` and ``__package__`` set, so
+relative imports work). Every problem with the command line or the files is one line on
 stderr and exit status 2; nothing is half-written (outputs go to a temporary
 file in the same folder, then replace the target).
 
 Exit status: 0 the script ran; 1 the script raised (its traceback is printed as
 Python prints it, and the outputs still show the trace up to the error);
 2 a usage or file problem, found before the script runs (or after it, when the
-script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed.
+script itself made a file at an output's path: that output is not written); 3 gradtrace itself failed,
+or an output that was asked for could not be made (no layout binary for ``--svg`` or ``--html``, a
+disk error): one line on stderr names each output not written.
 
 Outputs are written by :mod:`gradtrace.outfile`: an existing file is replaced only
 if gradtrace wrote it (or with ``--force``), a link or a special file never
@@ -36,7 +40,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import outfile
 from .model import DEFAULT_MAX_STEPS
@@ -66,29 +70,60 @@ print(x.grad)
 _EPILOG = """\
 examples:
   gradtrace run examples/forum_original.py --text
+  gradtrace run -m mypackage.train --json trace.json
   gradtrace run train.py --html trace.html --json trace.json -- --epochs 3
   gradtrace demo --out gradtrace-demo
 
 exit status: 0 the script ran, 1 the script raised (outputs are still written),
-2 bad command line or files, 3 gradtrace itself failed.
+2 bad command line or files, 3 an output could not be made (or gradtrace itself failed).
 
 An existing output file is replaced only if gradtrace wrote it, or with --force.
 """
 
 
 class UsageError(Exception):
-    """A problem with the command line or the files: one line, exit status 2."""
+    """A problem with the command line or the files: one line (and Python's own ``details``), exit status 2."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the control characters of what the user typed escaped in its error line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)}\n")
 
 
 # ---------------------------------------------------------------- messages
-def say(message: str) -> None:
-    """One line from gradtrace on stderr (the script's own output keeps stdout)."""
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (newline, ESC, ...) written as Python escapes, as ``repr`` shows them:
+    a file name cannot break a message into two lines or recolour the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def say(message: str, details: str = "") -> None:
+    """One line from gradtrace on stderr (the script's own output keeps stdout), control characters escaped;
+    ``details`` (lines gradtrace formatted itself, already escaped) go under it."""
+    text = f"{PROG}: {printable(message)}" + (f"\n{details}" if details else "") + "\n"
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (AttributeError, ValueError, OSError):  # the script closed sys.stderr: the process's stderr still takes it
+        try:
+            os.write(2, text.encode("utf-8", "backslashreplace"))
+        except OSError:  # started with no stderr at all: the line is lost, as Python loses its own
+            pass
 
 
 # ---------------------------------------------------------------- arguments
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="See PyTorch autograd happen: run a script one statement at a time and show the Python "
         "names, the tensor objects and the grad_fn graph at every step.",
@@ -102,12 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="trace a Python script",
-        description="Run SCRIPT as `python SCRIPT` would, tracing every statement. Arguments for the script "
-        "go after `--`.",
+        description="Run SCRIPT as `python SCRIPT` would (or `-m MODULE` as `python -m MODULE` would), tracing "
+        "every statement. Arguments for the script go after `--`.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("script", metavar="SCRIPT.py", help="the Python script to run")
+    run.add_argument("script", metavar="SCRIPT.py", nargs="?", help="the Python script to run")
+    run.add_argument("-m", dest="module", metavar="MODULE",
+                     help="run a module instead, as `python -m MODULE` would (found from the current folder)")
+    run.set_defaults(run_parser=run)
     run.add_argument("--html", metavar="OUT", help="write one self-contained HTML page that steps through the trace")
     run.add_argument("--json", metavar="OUT", help="write the trace as JSON")
     run.add_argument("--svg", metavar="DIR", help="write one SVG picture per step: DIR/step-0001.svg, ...")
@@ -149,7 +187,8 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 # ---------------------------------------------------------------- files
 def read_script(path: str) -> tuple[str, str]:
-    """The script's absolute path and source, decoded as Python would (UTF-8 unless a coding line says else)."""
+    """The script's absolute path (a link kept as the link, as Python names ``__file__``) and source,
+    decoded as Python would (UTF-8 unless a coding line says else)."""
     p = Path(path)
     try:
         exists = p.exists()
@@ -170,7 +209,43 @@ def read_script(path: str) -> tuple[str, str]:
         raise UsageError(f"cannot run {path}: {_decode_problem(data, exc)}") from None
     if encoding == "utf-8-sig":
         source = source.lstrip("\ufeff")
-    return str(p.resolve()), source
+    return os.path.abspath(path), source
+
+
+def find_module(name: str) -> tuple[str, str, Any]:
+    """``-m NAME``: the module's absolute path, its source and its spec, found as ``python -m`` finds them.
+
+    The current folder comes first on ``sys.path`` while looking (it does for the run too), the module's
+    parent packages are imported (as Python imports them), and a package runs its ``__main__`` module.
+    """
+    here = os.getcwd()
+    sys.path.insert(0, here)
+    try:
+        spec = _find_spec(name, name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = _find_spec(f"{name}.__main__", name)
+            if spec is None:
+                raise UsageError(f"cannot run -m {name}: it is a package with no __main__ module; "
+                                 f"name one of its modules, as in -m {name}.MODULE")
+    finally:
+        if here in sys.path:
+            sys.path.remove(here)
+    if spec is None:
+        raise UsageError(f"cannot run -m {name}: no module named {name} in the current folder or on Python's path")
+    origin = spec.origin if spec.has_location else None
+    if not isinstance(origin, str) or not origin.endswith(".py"):
+        raise UsageError(f"cannot run -m {name}: {origin or 'it'} is not a Python source file")
+    path, source = read_script(origin)
+    return path, source, spec
+
+
+def _find_spec(name: str, asked: str) -> Any:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except Exception as exc:  # a parent package that is missing or fails to import
+        raise UsageError(f"cannot run -m {asked}: {type(exc).__name__}: {exc}") from None
 
 
 def _decode_problem(data: bytes, exc: Exception) -> str:
@@ -191,8 +266,11 @@ def check_syntax(source: str, filename: str, shown: str) -> None:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f"{shown}:{exc.lineno}" if exc.lineno else shown
-        details = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
-        raise UsageError(f"cannot run {where}: syntax error, the script did not run\n{details}") from None
+        if exc.filename:
+            exc.filename = printable(exc.filename)
+        lines = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n").split("\n")
+        raise UsageError(f"cannot run {where}: syntax error, the script did not run",
+                         "\n".join(printable(line) for line in lines)) from None
     except ValueError as exc:  # e.g. null bytes in the source
         raise UsageError(f"cannot run {shown}: {exc}") from None
 
@@ -291,8 +369,10 @@ class Outcome:
     interrupted: bool = False
 
 
-def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, shown: str | None = None) -> Outcome:
-    """Run the script as ``python path argv...`` would, under the tracer; restores ``sys`` afterwards.
+def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, shown: str | None = None,
+               spec: Any = None) -> Outcome:
+    """Run the script as ``python path argv...`` would (with a module's ``spec``, as ``python -m`` runs it),
+    under the tracer; restores ``sys`` afterwards.
 
     What Python itself prints when a script ends (the traceback of an uncaught
     exception, a ``sys.exit("message")``) goes to the script's own ``sys.stderr``
@@ -304,14 +384,15 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
     from .run import run_traced  # the tracer, and torch with it, only when a script runs
 
     module = types.ModuleType("__main__")
-    module.__file__ = path
     namespace = module.__dict__
+    namespace.update(_main_globals(path) if spec is None else _module_globals(spec))
     namespace["__builtins__"] = builtins  # a __main__ module holds the module, not its dict
     saved = (sys.argv, list(sys.path), sys.modules.get("__main__"))
     streams = (sys.stdout, sys.stderr, sys.excepthook)
     show_warning = warnings.showwarning
     sys.argv = [shown or path, *argv]
-    sys.path.insert(0, str(Path(path).parent))
+    # Python puts the real folder of a script (a link's target's) first, or the current folder for -m
+    sys.path.insert(0, os.getcwd() if spec is not None else os.path.dirname(os.path.realpath(path)))
     sys.modules["__main__"] = module
     warnings.showwarning = _learner_warning(show_warning)
     try:
@@ -331,6 +412,21 @@ def run_script(path: str, source: str, argv: Sequence[str], max_steps: int, show
             sys.modules["__main__"] = saved[2]
     outcome.sources = _source_files(path)
     return outcome
+
+
+def _main_globals(path: str) -> dict[str, Any]:
+    """What ``python path`` puts in ``__main__`` before the script's first line (``__name__`` and the rest
+    a new module has, ``None``, are already there)."""
+    from importlib.machinery import SourceFileLoader
+
+    return {"__file__": path, "__cached__": None, "__loader__": SourceFileLoader("__main__", path),
+            "__annotations__": {}}
+
+
+def _module_globals(spec: Any) -> dict[str, Any]:
+    """What ``python -m`` puts in ``__main__`` for the module ``spec`` finds."""
+    return {"__file__": spec.origin, "__cached__": spec.cached, "__loader__": spec.loader, "__spec__": spec,
+            "__package__": spec.parent, "__annotations__": {}}
 
 
 def _flush(*streams: Any) -> None:
@@ -510,7 +606,7 @@ def check_sources(targets: Targets, sources: set[Path]) -> None:
 
 
 def write_outputs(trace: Any, targets: Targets) -> int:
-    """Write what was asked; returns 0, or the exit status of the worst failure (2 refused, 3 failed)."""
+    """Write what was asked; returns 0, or the exit status of the worst failure (2 refused, 3 not made)."""
     status = [EXIT_OK]
     html, json_path, svg = targets.html, targets.json, targets.svg
     if targets.text:
@@ -532,6 +628,7 @@ def _guard(what: str, action: Callable[[], None], no_layout: str = "") -> int:
         action()
     except LayoutError as exc:
         say(f"{no_layout or what + ' not written'}: {exc}")
+        return EXIT_INTERNAL
     except outfile.Refused as exc:  # the file changed while the script ran
         say(str(exc))
         return EXIT_USAGE
@@ -548,7 +645,7 @@ def _print_text(trace: Any) -> None:
     from .render.text import trace_text
 
     out = sys.stdout
-    if out is None:  # started with stdout closed: Python's print() writes nothing either
+    if out is None or getattr(out, "closed", False):  # started with stdout closed, or the script closed it
         say("the text trace was not printed: stdout is closed")
         return
     text = trace_text(trace).rstrip("\n") + "\n"
@@ -606,7 +703,7 @@ def _write_svgs(trace: Any, folder: Output) -> int:
             outfile.write(place, "svg", svg, force=folder.force)
             written.add(name)
     except LayoutError as exc:
-        problem = f"{exc}"
+        problem, status = f"{exc}", EXIT_INTERNAL
     except outfile.Refused as exc:
         problem, status = f"{exc}", EXIT_USAGE
     except OSError as exc:
@@ -638,10 +735,16 @@ def _remove_old_pictures(folder: Path, keep: set[str]) -> int:
 
 # ---------------------------------------------------------------- commands
 def command_run(args: argparse.Namespace, script_args: list[str]) -> int:
-    path, source = read_script(args.script)
-    check_syntax(source, path, args.script)
+    spec = None
+    if args.module is not None:
+        path, source, spec = find_module(args.module)
+        shown = path
+    else:
+        path, source = read_script(args.script)
+        shown = args.script
+    check_syntax(source, path, shown)
     targets = check_targets(args, path)
-    outcome = run_script(path, source, script_args, args.max_steps, shown=args.script)
+    outcome = run_script(path, source, script_args, args.max_steps, shown=shown, spec=spec)
     _flush(sys.stdout)
     check_sources(targets, outcome.sources)
     trace = outcome.trace
@@ -696,17 +799,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(ours)
+        if args.command == "run" and (args.script is None) == (args.module is None):
+            args.run_parser.error("give one script to run: SCRIPT.py, or -m MODULE")
     except SystemExit as exc:  # argparse printed usage and the error (status 2), or --help / --version (0)
         return int(exc.code or 0)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+    if args.command is None:  # as argparse treats a missing argument: usage on stderr, status 2
+        parser.print_usage(sys.stderr)
+        say("no command given; to trace a script: gradtrace run SCRIPT.py (gradtrace --help lists the commands)")
+        return EXIT_USAGE
     try:
         if args.command == "demo":
             return command_demo(args)
         return command_run(args, script_args)
     except UsageError as exc:
-        say(str(exc))
+        say(str(exc), exc.details)
         return EXIT_USAGE
     except KeyboardInterrupt:
         say("interrupted")

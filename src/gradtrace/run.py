@@ -21,6 +21,7 @@ magic's, a script's own ``sys.excepthook``): the frames a plain run of the code 
 from __future__ import annotations
 
 import ast
+import itertools
 import linecache
 import os
 import sysconfig
@@ -60,19 +61,26 @@ class Run:
         return self.exception is None
 
 
-#: the name a compiled final expression hands its value to (see :func:`compile_source`)
+#: the start of the name a compiled final expression hands its value to (see :func:`compile_source`)
 LAST_VALUE = "__gradtrace_last_value__"
+_runs = itertools.count(1)
 
 
-def compile_source(source: str, filename: str, keep_last: bool) -> types.CodeType:
+def last_value_slot() -> str:
+    """A name for one run's final value, its own: a run inside a run (a cell that runs a
+    ``%%gradtrace`` cell) binds and removes its own, never the outer run's."""
+    return f"{LAST_VALUE}{next(_runs)}"
+
+
+def compile_source(source: str, filename: str, keep_last: bool, slot: str = LAST_VALUE) -> types.CodeType:
     """The code object; with ``keep_last``, a final expression statement (one not ended by ``;``,
-    as in a notebook cell) hands its value to ``LAST_VALUE``, so a caller can show it as ``Out``."""
+    as in a notebook cell) hands its value to the function named ``slot``, so a caller can show it as ``Out``."""
     if not keep_last:
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.Expr) and not source.rstrip().endswith(";"):
-        call = ast.Call(func=ast.Name(LAST_VALUE, ast.Load()), args=[last.value], keywords=[])
+        call = ast.Call(func=ast.Name(slot, ast.Load()), args=[last.value], keywords=[])
         tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last.value)), last)
         ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
@@ -96,7 +104,8 @@ def run_traced(code: str, ns: dict[str, Any] | None = None, *, view: Mapping[str
     from .tracer import Tracer
 
     namespace: dict[str, Any] = {"__name__": "__main__"} if ns is None else ns
-    compiled = compile_source(code, filename, keep_last)  # a SyntaxError is the caller's, before anything runs
+    slot = last_value_slot()
+    compiled = compile_source(code, filename, keep_last, slot)  # a SyntaxError is the caller's, before anything runs
     if filename.startswith("<"):
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     if import_torch and "torch" not in namespace:
@@ -104,12 +113,12 @@ def run_traced(code: str, ns: dict[str, Any] | None = None, *, view: Mapping[str
     tracer = Tracer(code, filename, max_steps, globals_ns=namespace if view is None else dict_view(view))
     values: list[Any] = []
     if keep_last:
-        namespace[LAST_VALUE] = values.append
+        namespace[slot] = values.append
     try:
         trace = tracer.run(lambda: exec(compiled, namespace))
     finally:
         if keep_last:
-            namespace.pop(LAST_VALUE, None)
+            namespace.pop(slot, None)
         if deep_stack:
             from .tracer.stack import ensure_deep_stack
 

@@ -9,6 +9,8 @@ The cell is compiled under the file name IPython gives cells, so tracebacks
 show its lines. If the cell raises, the trace up to the failing step is shown
 (the error marked on the last step), then the exception goes on to IPython,
 which prints the usual traceback and stops a "run all" as any failing cell does.
+A cell whose code does not compile is reported as the same code in a plain cell is
+(:class:`PlainSyntaxErrors`): the ``SyntaxError`` alone, nothing run.
 
 The stepper shows what the cell touches: the names it binds or reads and the
 objects those reach (see :mod:`.scope`), not every tensor earlier cells left in
@@ -28,7 +30,10 @@ HTML even when ``settings.widget`` asks for a widget.
 
 from __future__ import annotations
 
+import ast
 import os
+import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -200,9 +205,47 @@ def _show_safely(show: Any, trace: Trace) -> None:
         print(trace.to_text())
 
 
+class PlainSyntaxErrors:
+    """An input transformer: a ``%%gradtrace`` cell whose code does not compile becomes that code alone.
+
+    IPython then reports its ``SyntaxError`` before anything runs, exactly as for the same code in a
+    plain cell, instead of from inside the magic with the magic's frames above it. Nothing would have
+    run either way; a cell that compiles is left as it is.
+    """
+
+    #: a console's "is this cell complete?" skips it: a cell magic ends at a blank line, whatever its code
+    has_side_effects = True
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        if not lines or not _MAGIC_LINE.match(lines[0]):
+            return lines
+        body = lines[1:]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the plain compile shows the cell's warnings, once
+                source = self.shell.transform_cell("".join(body))
+                compile(source, "<cell>", "exec", _AST_FLAGS, dont_inherit=True)
+        except SyntaxError:
+            return body
+        except Exception:  # the magic itself reports whatever this is
+            return lines
+        return lines
+
+
+_MAGIC_LINE = re.compile(r"%%gradtrace(\s|$)")
+_AST_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # IPython runs a cell's top-level await
+
+
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext gradtrace``: register ``%%gradtrace``, and quizzes' answer boxes (see :mod:`.quizbox`)."""
+    """``%load_ext gradtrace``: register ``%%gradtrace``, its plain syntax errors, and quizzes' answer boxes
+    (see :mod:`.quizbox`)."""
     from .quizbox import register
 
     ipython.register_magics(GradtraceMagics)
+    cleanup = ipython.input_transformers_cleanup
+    cleanup[:] = [t for t in cleanup if not isinstance(t, PlainSyntaxErrors)]  # once, also after %reload_ext
+    cleanup.append(PlainSyntaxErrors(ipython))
     register(ipython)

@@ -1699,7 +1699,7 @@ export function mount(el, film, options = {}) {
 
   function render() {
     if (!n) {
-      v.header.status.textContent = "no steps recorded";
+      v.header.status.textContent = "no statement ran: the code has nothing to step through";
       return;
     }
     const step = steps[state.pos];
@@ -1760,7 +1760,10 @@ export function mount(el, film, options = {}) {
 
   // -------------------------------------------------------------- moving
   function show(i) {
-    if (!n) return;
+    if (!n) {
+      render(); // the status line says why there is nothing to step through
+      return;
+    }
     const pos = Math.min(Math.max(0, i), n - 1);
     if (pos !== state.pos) state.sub = -1;
     state.pos = pos;
