@@ -4,6 +4,9 @@ Expected numbers are never typed here: tests compute them by running the same
 program with plain ``exec`` (PyTorch's own result) and compare.
 """
 
+import sys
+from pathlib import Path
+
 FORUM_ORIGINAL = """\
 import torch
 x = torch.tensor(42., requires_grad=True)
@@ -118,3 +121,11 @@ def run_plain(source: str) -> tuple[dict, BaseException | None]:
     except Exception as exc:  # the program's own error is part of its result
         return ns, exc
     return ns, None
+
+
+def gradtrace_command() -> list[str]:
+    """The ``gradtrace`` command of the Python running the tests: the entry-point script installed beside it
+    (a venv's ``bin/``), else ``python -m gradtrace``. A ``gradtrace`` found on PATH may belong to another Python
+    (the system's, when the tests run in a venv that is not activated), and would run another installation."""
+    script = Path(sys.executable).with_name("gradtrace")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "gradtrace"]

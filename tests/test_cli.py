@@ -20,10 +20,11 @@ import torch
 
 from gradtrace.cli import DEMO_SOURCE
 
+from programs import gradtrace_command
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-EXE = shutil.which("gradtrace")
-COMMAND = [EXE] if EXE else [sys.executable, "-m", "gradtrace"]
+COMMAND = gradtrace_command()  # the entry point of the Python running the tests
 
 FORUM = DEMO_SOURCE
 MARKER_SCRIPT = """\

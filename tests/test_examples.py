@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from programs import gradtrace_command
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-EXE = shutil.which("gradtrace")
-COMMAND = [EXE] if EXE else [sys.executable, "-m", "gradtrace"]
+COMMAND = gradtrace_command()  # the entry point of the Python running the tests
 ALL = sorted(p.name for p in EXAMPLES.glob("*.py"))
 # Each runs python and gradtrace in subprocesses (10-16 s on two loaded cores): the fast lane keeps one of them.
 FAST = {"whatif1.py"}

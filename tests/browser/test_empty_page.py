@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lab import new_page
 
-EXE = shutil.which("gradtrace")
-COMMAND = [EXE] if EXE else [sys.executable, "-m", "gradtrace"]
+from programs import gradtrace_command
+
+COMMAND = gradtrace_command()  # the entry point of the Python running the tests
 
 
 @pytest.mark.parametrize("source", ["", "# only a comment\n\n# and another\n"])

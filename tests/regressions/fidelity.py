@@ -530,10 +530,17 @@ def run_watched(source: str) -> tuple[Watcher, BaseException | None]:
 
 
 # --------------------------------------------------------------- comparing
-def assert_same_thing(name: str, a: Any, b: Any) -> None:
-    """Values the program left behind: tensors bitwise, modules by state and grads, arrays exactly."""
+def assert_same_thing(name: str, a: Any, b: Any, _path: frozenset[tuple[int, int]] = frozenset()) -> None:
+    """Values the program left behind: tensors bitwise, modules by state and grads, arrays exactly.
+
+    A container met again inside itself (a namespace that holds itself, ``ns['__builtins__']`` of an
+    ``exec`` where something put ``__builtins__`` into builtins) is compared once, not followed round."""
     # classes the program defines are made anew in each run: compare them by name
     assert type(a).__qualname__ == type(b).__qualname__, f"{name}: {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, (list, tuple, dict)):
+        if (id(a), id(b)) in _path:
+            return
+        _path = _path | {(id(a), id(b))}
     if isinstance(a, torch.Tensor):
         assert a.layout == b.layout, name
         assert same_tensor(_copy(a), _copy(b)), f"{name}: values differ\nplain  {a}\ntraced {b}"
@@ -556,12 +563,13 @@ def assert_same_thing(name: str, a: Any, b: Any) -> None:
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), name
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same_thing(f"{name}[{i}]", x, y)
+            assert_same_thing(f"{name}[{i}]", x, y, _path)
     elif isinstance(a, dict):
         assert len(a) == len(b), name
         for i, (ka, kb) in enumerate(zip(a, b, strict=True)):  # (keys may be tensors: ``{p: opt for p in params}``)
-            assert_same_thing(f"{name} key {i}", ka, kb)
-            assert_same_thing(f"{name}[{i}]" if isinstance(ka, torch.Tensor) else f"{name}[{ka!r}]", a[ka], b[kb])
+            assert_same_thing(f"{name} key {i}", ka, kb, _path)
+            shown = f"{name}[{i}]" if isinstance(ka, torch.Tensor) else f"{name}[{ka!r}]"
+            assert_same_thing(shown, a[ka], b[kb], _path)
     elif isinstance(a, float) and a != a:
         assert b != b, name
     elif isinstance(a, (int, float, bool, str, complex, type(None))):
