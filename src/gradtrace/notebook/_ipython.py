@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from IPython import display as _display
 from IPython.core import getipython as _getipython
@@ -39,7 +39,8 @@ def display(obj: Any, raw: bool = False) -> None:
 
 def cell_magic(func: _F) -> _F:
     """IPython's ``cell_magic`` marker."""
-    mark: Callable[[_F], _F] = _magic.cell_magic
+    # IPython 9 types it as a decorator that also takes a magic's name; gradtrace passes the function only
+    mark = cast(Callable[[_F], _F], _magic.cell_magic)
     return mark(func)
 
 
