@@ -58,7 +58,7 @@ from . import safe
 from .chained import ProgramTrace
 from .monitoring import HAS_MONITORING, MonitoringLines, take_tool
 from .monitoring import TOOL_NAME as TOOL_NAME  # (named here too: the id a run holds)
-from .recorder import Recorder
+from .recorder import Recorder, drop_left_hooks
 from .stack import nodes_before_raise
 from .statement_text import called_names, calls_in_place, grads_may_change, held_calls, needs_mode
 from .statements import Statement, Statements
@@ -250,11 +250,13 @@ class Driver:
         the program replaced the trace function (settrace path)."""
         self._thread = self.recorder.thread = _get_ident()
         outers = [d for d in _RUNNING if d._thread == self._thread]
-        for outer in outers:
-            outer._pause(1)
-        _RUNNING.append(self)
+        paused: list[Driver] = []
         taken = False
-        try:
+        try:  # all set-up inside: an interrupt landing there leaves no run listed as running, no run paused
+            for outer in outers:
+                outer._pause(1)
+                paused.append(outer)
+            _RUNNING.append(self)
             tool = take_tool() if self.line_events == "monitoring" else None
             if tool is None:
                 taken = self._run_settrace(call)
@@ -264,8 +266,9 @@ class Driver:
                 self._monitor.paused = self._paused
                 self._monitor.run(call, tool)
         finally:
-            _RUNNING.remove(self)
-            for outer in outers:
+            if self in _RUNNING:
+                _RUNNING.remove(self)
+            for outer in paused:
                 outer._pause(-1)
         return taken
 
@@ -293,6 +296,7 @@ class Driver:
             )
 
     def _start_recording(self) -> None:
+        drop_left_hooks({id(d.recorder) for d in _RUNNING})
         self.recorder.watch_modules()
         if self.capped:  # the baseline snapshot failed: run plainly, counting
             self._stop_recording()
@@ -307,16 +311,19 @@ class Driver:
         chained.shown = sys.gettrace()  # an outer run's stand-in, when this run is started inside one
         chained.theirs = None
         self.recorder.ours = self._global
-        self._start_recording()
-        if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
-            # Python 3.12 delivers opcode events only if some frame asked for them before
-            # sys.settrace was called: ask once, so lines holding several statements are followed.
-            here = sys._getframe()
-            here.f_trace_opcodes = True
-            here.f_trace_opcodes = False
-        stand_ins = chained.stand_in()
-        _real_settrace(self._global)
-        try:
+        stand_ins = None
+        started = False
+        try:  # set-up inside: an interrupt landing there still leaves no hook or stand-in behind
+            self._start_recording()
+            if sys.version_info[:2] == (3, 12) and any(s.shared for s in self.statements.values()):
+                # Python 3.12 delivers opcode events only if some frame asked for them before
+                # sys.settrace was called: ask once, so lines holding several statements are followed.
+                here = sys._getframe()
+                here.f_trace_opcodes = True
+                here.f_trace_opcodes = False
+            stand_ins = chained.stand_in()
+            _real_settrace(self._global)
+            started = True
             call()
         except BaseException as exc:  # the learner's exception: recorded, re-raised by the caller
             self.exception = exc
@@ -325,9 +332,10 @@ class Driver:
             # Python drops a trace function that raises: an interrupt (Ctrl-C, a signal handler's
             # exception) landing inside ours leaves None, which is not the program's doing
             dropped = now is None and self.exception is not None and not isinstance(self.exception, Exception)
-            taken = now != self._global and now != self._global_chained and not dropped
+            taken = started and now != self._global and now != self._global_chained and not dropped
             _real_settrace(old)
-            chained.stand_down(stand_ins)
+            if stand_ins is not None:
+                chained.stand_down(stand_ins)
             self._stop_recording()
             self._kinds.clear()
             self._kept.clear()

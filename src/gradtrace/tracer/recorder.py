@@ -372,9 +372,18 @@ class Recorder(TorchFunctionMode):
         ]
 
     def unwatch_modules(self) -> None:
+        """Take this recorder's global module hooks off, also one whose handle an interrupt lost (it landed
+        between the registration and the list that keeps the handles): found in torch's tables by identity."""
+        from torch.nn.modules import module as mod
+
         for handle in self._handles:
             handle.remove()
         self._handles = []
+        for table, ours in ((mod._global_forward_pre_hooks, self._enter_module),
+                            (mod._global_forward_hooks, self._leave_module)):
+            for key in [k for k, hook in table.items() if hook == ours]:
+                del table[key]
+                mod._global_forward_hooks_always_called.pop(key, None)
         self._modules = []
         self._inputs = []
         self._view_inputs = {}
@@ -760,3 +769,17 @@ def _remove_mode(mode: Any) -> None:
     finally:
         for m in reversed(above):
             torch._C._push_on_torch_function_stack(m)
+
+
+def drop_left_hooks(live: set[int]) -> None:
+    """Take off the global module hooks of recorders whose run is over (``live``: the ids of the recorders of the
+    runs still going): an interrupt landing inside a run's own clean-up (Ctrl-C in a notebook) can leave them on,
+    and every later trace in that process would then hear each module twice."""
+    from torch.nn.modules import module as mod
+
+    for table in (mod._global_forward_pre_hooks, mod._global_forward_hooks):
+        for key, hook in list(table.items()):
+            owner = getattr(hook, "__self__", None)
+            if isinstance(owner, Recorder) and id(owner) not in live:
+                del table[key]
+                mod._global_forward_hooks_always_called.pop(key, None)
