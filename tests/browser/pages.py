@@ -118,3 +118,15 @@ LOOK_JS = """(root) => {
     step: (root || document.querySelector('.gt-root')).dataset.step,
   };
 }"""
+
+
+#: a loop of three passes between two statements, then an in-place change and backward() (the loop keys' tests)
+LOOP = """x = torch.tensor(2., requires_grad=True)
+y = x * 1
+for i in range(3):
+    y = y * x
+    z = y + 1
+y.add_(1)
+y.backward()
+done = 1
+"""

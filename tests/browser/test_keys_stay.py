@@ -21,17 +21,8 @@ from lab import SETUP, Lab, give_keys, new_page, open_alone, run_all
 
 from gradtrace.render.film import film as make_film
 
-from pages import traced, with_flow
+from pages import LOOP, traced, with_flow
 
-LOOP = """x = torch.tensor(2., requires_grad=True)
-y = x * 1
-for i in range(3):
-    y = y * x
-    z = y + 1
-y.add_(1)
-y.backward()
-done = 1
-"""
 # a loop that ends the program, calling a function defined before it (a with statement is a step as it starts and
 # as it ends)
 LAST_LOOP = """w = torch.tensor(1.0, requires_grad=True)

@@ -24,7 +24,7 @@ from gradtrace.explain.reverse import reverse_lines
 from gradtrace.render.film import film as make_film
 from gradtrace.render.text import step_text
 
-from pages import FLOOR, ROOT, TEXT_PX, lesson_cells, traced, with_flow
+from pages import FLOOR, LOOP, ROOT, TEXT_PX, lesson_cells, traced, with_flow
 
 VIEW = {"width": 1280, "height": 720}
 
@@ -247,15 +247,6 @@ def test_presenter_mode_answers_the_keys(stepper: Any, artifacts: Path) -> None:
     assert page.locator(".gt-controls button", has_text="play").count() == 1
 
 
-LOOP = """x = torch.tensor(2., requires_grad=True)
-y = x * 1
-for i in range(3):
-    y = y * x
-    z = y + 1
-y.add_(1)
-y.backward()
-done = 1
-"""
 
 
 def test_next_event_skip_loop_and_step_list(stepper: Any) -> None:
